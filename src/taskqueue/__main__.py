@@ -1,0 +1,3 @@
+from taskqueue.app import main
+
+raise SystemExit(main())

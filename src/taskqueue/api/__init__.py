@@ -1,0 +1,1 @@
+"""The gRPC edge: servicers, request validation, proto conversion, error mapping."""

@@ -1,0 +1,1 @@
+"""Everything that talks to PostgreSQL. The only package that imports psycopg."""

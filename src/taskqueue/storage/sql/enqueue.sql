@@ -1,0 +1,30 @@
+-- name: task_insert_batch --
+-- One statement per batch; rows whose (queue, idempotency_key) exists are skipped and resolved by task_find_by_keys.
+INSERT INTO tasks (id, queue, type, payload, payload_hash, priority, run_at, max_attempts, timeout,
+                   backoff_base, backoff_cap, idempotency_key, created_at, updated_at)
+SELECT i.id, i.queue, i.type, i.payload::jsonb,
+       CASE WHEN i.key IS NOT NULL THEN sha256(convert_to(i.payload::jsonb::text, 'UTF8')) END,
+       i.priority,
+       coalesce(i.run_at, coalesce(%(now)s::timestamptz, now()) + i.delay),
+       i.max_attempts, i.timeout, i.backoff_base, i.backoff_cap, i.key,
+       coalesce(%(now)s::timestamptz, now()), coalesce(%(now)s::timestamptz, now())
+FROM unnest(%(ids)s::uuid[], %(queues)s::text[], %(types)s::text[], %(payloads)s::text[],
+            %(priorities)s::smallint[], %(run_ats)s::timestamptz[], %(delays)s::interval[],
+            %(max_attempts)s::integer[], %(timeouts)s::interval[], %(backoff_bases)s::interval[],
+            %(backoff_caps)s::interval[], %(keys)s::text[])
+     AS i(id, queue, type, payload, priority, run_at, delay, max_attempts, timeout, backoff_base,
+          backoff_cap, key)
+ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+RETURNING id, queue, run_at
+
+-- name: task_find_by_keys --
+-- Runs after task_insert_batch in its own snapshot, so it sees the row a racing producer committed.
+SELECT i.ord, t.id, t.type = i.type AS same_type,
+       t.payload_hash = sha256(convert_to(i.payload::jsonb::text, 'UTF8')) AS same_payload
+FROM unnest(%(queues)s::text[], %(keys)s::text[], %(types)s::text[], %(payloads)s::text[])
+     WITH ORDINALITY AS i(queue, key, type, payload, ord)
+JOIN tasks t ON t.queue = i.queue AND t.idempotency_key = i.key
+
+-- name: task_notify_ready --
+-- Wakes long-polling Lease calls in every server process; the payload is "<epoch seconds> <queue>".
+SELECT pg_notify('taskqueue_ready', n) FROM unnest(%(messages)s::text[]) AS n

@@ -1,0 +1,94 @@
+"""Insert a batch of tasks in one statement, resolving idempotency keys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from taskqueue.domain import EnqueueOutcome, NewTask
+from taskqueue.errors import AlreadyExists, Unavailable
+from taskqueue.storage.database import Connection, Database
+from taskqueue.storage.queries import QUERIES
+from taskqueue.storage.ready_notifications import notify_ready
+from taskqueue.storage.task_ids import new_task_ids
+
+# A key can vanish between the insert and the lookup only if an operator purges the task meanwhile.
+_MAX_ROUNDS = 3
+
+
+async def enqueue_tasks(db: Database, tasks: Sequence[NewTask], now: datetime | None) -> list[EnqueueOutcome]:
+    """Insert the tasks; a task whose (queue, idempotency_key) exists yields the existing task,
+    or AlreadyExists when that task has another type or payload."""
+    outcomes: dict[int, EnqueueOutcome] = {}
+    pending = list(range(len(tasks)))
+    async with db.connection() as conn:
+        for _ in range(_MAX_ROUNDS):
+            ids = new_task_ids(len(pending))
+            batch = [tasks[i] for i in pending]
+            cur = await conn.execute(
+                QUERIES["task_insert_batch"],
+                {
+                    "now": now,
+                    "ids": ids,
+                    "queues": [t.queue for t in batch],
+                    "types": [t.type for t in batch],
+                    "payloads": [t.payload_json for t in batch],
+                    "priorities": [t.priority for t in batch],
+                    "run_ats": [t.run_at for t in batch],
+                    "delays": [t.delay for t in batch],
+                    "max_attempts": [t.max_attempts for t in batch],
+                    "timeouts": [t.timeout for t in batch],
+                    "backoff_bases": [t.backoff_base for t in batch],
+                    "backoff_caps": [t.backoff_cap for t in batch],
+                    "keys": [t.idempotency_key for t in batch],
+                },
+            )
+            inserted = await cur.fetchall()
+            await notify_ready(conn, ((queue, run_at) for _, queue, run_at in inserted))
+            inserted_ids = {row[0] for row in inserted}
+            conflicts = []
+            for i, task_id in zip(pending, ids, strict=True):
+                if task_id in inserted_ids:
+                    outcomes[i] = EnqueueOutcome(task_id=task_id, created=True)
+                else:
+                    conflicts.append(i)
+            pending = await _resolve_existing(conn, tasks, conflicts, outcomes) if conflicts else []
+            if not pending:
+                return [outcomes[i] for i in range(len(tasks))]
+    raise Unavailable("idempotency keys kept changing during enqueue; retry")
+
+
+async def _resolve_existing(
+    conn: Connection,
+    tasks: Sequence[NewTask],
+    conflicts: list[int],
+    outcomes: dict[int, EnqueueOutcome],
+) -> list[int]:
+    """Fill outcomes for tasks whose key exists; return those whose existing task vanished."""
+    batch = [tasks[i] for i in conflicts]
+    cur = await conn.execute(
+        QUERIES["task_find_by_keys"],
+        {
+            "queues": [t.queue for t in batch],
+            "keys": [t.idempotency_key for t in batch],
+            "types": [t.type for t in batch],
+            "payloads": [t.payload_json for t in batch],
+        },
+    )
+    found = {int(row[0]): row[1:] for row in await cur.fetchall()}
+    missing = []
+    for position, i in enumerate(conflicts, start=1):
+        if position not in found:
+            missing.append(i)
+            continue
+        task = tasks[i]
+        task_id, same_type, same_payload = found[position]
+        error = None
+        if not (same_type and same_payload):
+            what = "payload" if same_type else "type"
+            error = AlreadyExists(
+                f"idempotency key {task.idempotency_key!r} in queue {task.queue!r} is already "
+                f"used by task {task_id} with a different {what}"
+            )
+        outcomes[i] = EnqueueOutcome(task_id=task_id, created=False, error=error)
+    return missing
