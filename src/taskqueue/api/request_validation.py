@@ -47,7 +47,10 @@ def _size(n: int) -> str:
 
 
 def _seconds(d: timedelta) -> str:
-    return f"{d.total_seconds():g}s"
+    text = format(d.total_seconds(), ".3f").rstrip("0").rstrip(".") + "s"
+    if d >= timedelta(days=1) and d % timedelta(days=1) == timedelta(0):
+        text += f" ({d.days} day{'s' if d.days != 1 else ''})"
+    return text
 
 
 def name(value: str, field: str, limits: Limits) -> str:
