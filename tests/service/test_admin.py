@@ -94,7 +94,9 @@ def test_purge_deletes_only_matching_finished_tasks(server: InProcessServer) -> 
     assert [t.id for t in listed] == [alive]
 
 
-def test_queue_stats_counts_by_status_and_oldest_ready_age(server: InProcessServer, clock: ShiftedClock) -> None:
+def test_queue_stats_counts_by_status_and_oldest_ready_age(
+    server: InProcessServer, clock: ShiftedClock
+) -> None:
     enqueue(server.tasks, *[new_task(queue="a") for _ in range(3)])
     enqueue(server.tasks, new_task(queue="a", delay=seconds(600)))
     _make_dead(server, "b", "t", "x", 1)

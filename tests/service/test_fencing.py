@@ -24,7 +24,11 @@ def test_stale_holder_is_rejected_after_reaper_requeues(server: InProcessServer,
     [new] = lease(server.tasks, worker="fast-worker")
     assert new.task_id == task_id and new.attempt == 2 and new.lease_id != old.lease_id
 
-    for reply in (heartbeat(server.tasks, old), complete(server.tasks, old, "stale"), fail(server.tasks, old)):
+    for reply in (
+        heartbeat(server.tasks, old),
+        complete(server.tasks, old, "stale"),
+        fail(server.tasks, old),
+    ):
         assert reply.status.code == FAILED_PRECONDITION
         assert "lease lost" in reply.status.message
         assert "leased again by another worker" in reply.status.message
@@ -75,7 +79,9 @@ def test_reaper_sends_task_out_of_attempts_to_dead(server: InProcessServer, cloc
 
 
 def test_reports_for_unknown_tasks_are_not_found(server: InProcessServer) -> None:
-    ghost = pb.LeasedTask(task_id="00000000-0000-7000-8000-000000000001", lease_id="00000000-0000-4000-8000-000000000002")
+    ghost = pb.LeasedTask(
+        task_id="00000000-0000-7000-8000-000000000001", lease_id="00000000-0000-4000-8000-000000000002"
+    )
     assert complete(server.tasks, ghost).status.code == NOT_FOUND
     assert "not found" in heartbeat(server.tasks, ghost).status.message
 

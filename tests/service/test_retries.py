@@ -75,7 +75,9 @@ def test_retry_after_overrides_backoff(server: InProcessServer, clock: ShiftedCl
     reply = server.tasks.Fail(
         pb.FailRequest(
             failures=[
-                pb.Failure(task_id=t.task_id, lease_id=t.lease_id, error="rate limited", retry_after=seconds(300))
+                pb.Failure(
+                    task_id=t.task_id, lease_id=t.lease_id, error="rate limited", retry_after=seconds(300)
+                )
             ]
         )
     )

@@ -54,11 +54,26 @@ CASES: list[tuple[str, Callable[[InProcessServer], Any], grpc.StatusCode, str]] 
     # Enqueue
     ("no tasks", enqueue(), INVALID, "tasks is empty; send 1 to 1000 items"),
     ("too many tasks", enqueue(*[_task()] * 1001), INVALID, "tasks has 1001 items; the limit is 1000"),
-    ("empty queue", enqueue(_task(queue="")), INVALID, "tasks[0].queue is empty; it must be 1 to 128 characters"),
-    ("long queue", enqueue(_task(queue="q" * 129)), INVALID, "tasks[0].queue is 129 characters; the limit is 128"),
+    (
+        "empty queue",
+        enqueue(_task(queue="")),
+        INVALID,
+        "tasks[0].queue is empty; it must be 1 to 128 characters",
+    ),
+    (
+        "long queue",
+        enqueue(_task(queue="q" * 129)),
+        INVALID,
+        "tasks[0].queue is 129 characters; the limit is 128",
+    ),
     ("queue with space", enqueue(_task(queue="a b")), INVALID, "tasks[0].queue 'a b' contains whitespace"),
     ("empty type", enqueue(_task(), _task(type="")), INVALID, "tasks[1].type is empty"),
-    ("long type", enqueue(_task(type="t" * 200)), INVALID, "tasks[0].type is 200 characters; the limit is 128"),
+    (
+        "long type",
+        enqueue(_task(type="t" * 200)),
+        INVALID,
+        "tasks[0].type is 200 characters; the limit is 128",
+    ),
     ("payload not JSON", enqueue(_task(payload=b"{nope")), INVALID, "tasks[0].payload is not valid JSON"),
     ("payload not UTF-8", enqueue(_task(payload=b'"\xff"')), INVALID, "tasks[0].payload is not valid UTF-8"),
     ("payload NaN", enqueue(_task(payload=b"NaN")), INVALID, "tasks[0].payload is not valid JSON"),
@@ -70,7 +85,12 @@ CASES: list[tuple[str, Callable[[InProcessServer], Any], grpc.StatusCode, str]] 
         INVALID,
         "tasks[0].payload is 1 MiB; the limit is 1 MiB",
     ),
-    ("negative delay", enqueue(_task(delay=seconds(-5))), INVALID, "tasks[0].delay is -5s; it must be between 0s and"),
+    (
+        "negative delay",
+        enqueue(_task(delay=seconds(-5))),
+        INVALID,
+        "tasks[0].delay is -5s; it must be between 0s and",
+    ),
     (
         "absurd delay",
         enqueue(_task(delay=Duration(seconds=10 * 365 * 86400))),
@@ -83,11 +103,36 @@ CASES: list[tuple[str, Callable[[InProcessServer], Any], grpc.StatusCode, str]] 
         INVALID,
         "tasks[0].run_at is 2096-10-02T07:06:40+00:00; it may be at most 365 days ahead",
     ),
-    ("negative attempts", enqueue(_task(max_attempts=-1)), INVALID, "tasks[0].max_attempts is -1; it must be between 1 and 1000"),
-    ("absurd attempts", enqueue(_task(max_attempts=10**6)), INVALID, "max_attempts is 1000000; it must be between 1 and 1000"),
-    ("priority", enqueue(_task(priority=5000)), INVALID, "tasks[0].priority is 5000; it must be between -1000 and 1000"),
-    ("timeout zero", enqueue(_task(timeout=seconds(0))), INVALID, "tasks[0].timeout is 0s; it must be between 1s and"),
-    ("long key", enqueue(_task(idempotency_key="k" * 300)), INVALID, "idempotency_key is 300 characters; the limit is 256"),
+    (
+        "negative attempts",
+        enqueue(_task(max_attempts=-1)),
+        INVALID,
+        "tasks[0].max_attempts is -1; it must be between 1 and 1000",
+    ),
+    (
+        "absurd attempts",
+        enqueue(_task(max_attempts=10**6)),
+        INVALID,
+        "max_attempts is 1000000; it must be between 1 and 1000",
+    ),
+    (
+        "priority",
+        enqueue(_task(priority=5000)),
+        INVALID,
+        "tasks[0].priority is 5000; it must be between -1000 and 1000",
+    ),
+    (
+        "timeout zero",
+        enqueue(_task(timeout=seconds(0))),
+        INVALID,
+        "tasks[0].timeout is 0s; it must be between 1s and",
+    ),
+    (
+        "long key",
+        enqueue(_task(idempotency_key="k" * 300)),
+        INVALID,
+        "idempotency_key is 300 characters; the limit is 256",
+    ),
     (
         "backoff base above cap",
         enqueue(_task(backoff_base=seconds(10), backoff_cap=seconds(1))),
@@ -98,8 +143,18 @@ CASES: list[tuple[str, Callable[[InProcessServer], Any], grpc.StatusCode, str]] 
     ("no worker", lease(worker_id=""), INVALID, "worker_id is empty"),
     ("no queues", lease(queues=[]), INVALID, "queues is empty; name at least one queue to lease from"),
     ("bad queue name", lease(queues=["ok", ""]), INVALID, "queues[1] is empty"),
-    ("lease too short", lease(lease_duration=seconds(0.1)), INVALID, "lease_duration is 0.1s; it must be between 1s and 43200s"),
-    ("lease too long", lease(lease_duration=seconds(86400)), INVALID, "lease_duration is 86400s (1 day); it must be between 1s and 43200s"),
+    (
+        "lease too short",
+        lease(lease_duration=seconds(0.1)),
+        INVALID,
+        "lease_duration is 0.1s; it must be between 1s and 43200s",
+    ),
+    (
+        "lease too long",
+        lease(lease_duration=seconds(86400)),
+        INVALID,
+        "lease_duration is 86400s (1 day); it must be between 1s and 43200s",
+    ),
     ("negative lease", lease(lease_duration=seconds(-1)), INVALID, "lease_duration is -1s"),
     ("max_tasks negative", lease(max_tasks=-3), INVALID, "max_tasks is -3; it must be between 1 and 1000"),
     ("max_tasks huge", lease(max_tasks=5000), INVALID, "max_tasks is 5000; it must be between 1 and 1000"),
@@ -107,15 +162,30 @@ CASES: list[tuple[str, Callable[[InProcessServer], Any], grpc.StatusCode, str]] 
     ("wait negative", lease(wait=seconds(-1)), INVALID, "wait is -1s"),
     # Heartbeat / Complete / Fail
     ("heartbeat empty", heartbeat(), INVALID, "leases is empty"),
-    ("malformed task id", heartbeat(pb.LeaseRef(task_id="abc", lease_id=UUID)), INVALID, "leases[0].task_id 'abc' is not a valid UUID"),
-    ("malformed lease id", complete(pb.Completion(task_id=UUID, lease_id="x-y")), INVALID, "completions[0].lease_id 'x-y' is not a valid UUID"),
+    (
+        "malformed task id",
+        heartbeat(pb.LeaseRef(task_id="abc", lease_id=UUID)),
+        INVALID,
+        "leases[0].task_id 'abc' is not a valid UUID",
+    ),
+    (
+        "malformed lease id",
+        complete(pb.Completion(task_id=UUID, lease_id="x-y")),
+        INVALID,
+        "completions[0].lease_id 'x-y' is not a valid UUID",
+    ),
     (
         "duplicate ids",
         complete(pb.Completion(task_id=UUID, lease_id=UUID), pb.Completion(task_id=UUID, lease_id=UUID)),
         INVALID,
         "completions names the same task_id twice",
     ),
-    ("result not JSON", complete(pb.Completion(task_id=UUID, lease_id=UUID, result=b"{")), INVALID, "completions[0].result is not valid JSON"),
+    (
+        "result not JSON",
+        complete(pb.Completion(task_id=UUID, lease_id=UUID, result=b"{")),
+        INVALID,
+        "completions[0].result is not valid JSON",
+    ),
     ("fail empty", fail(), INVALID, "failures is empty"),
     (
         "negative retry_after",
@@ -123,15 +193,50 @@ CASES: list[tuple[str, Callable[[InProcessServer], Any], grpc.StatusCode, str]] 
         INVALID,
         "failures[0].retry_after is -2s",
     ),
-    ("heartbeat lease too long", heartbeat(pb.LeaseRef(task_id=UUID, lease_id=UUID), lease_duration=seconds(10**6)), INVALID, "lease_duration is 1000000s"),
+    (
+        "heartbeat lease too long",
+        heartbeat(pb.LeaseRef(task_id=UUID, lease_id=UUID), lease_duration=seconds(10**6)),
+        INVALID,
+        "lease_duration is 1000000s",
+    ),
     # GetTask / CancelTask
-    ("get malformed id", lambda s: s.tasks.GetTask(pb.GetTaskRequest(task_id="42")), INVALID, "task_id '42' is not a valid UUID"),
-    ("get empty id", lambda s: s.tasks.GetTask(pb.GetTaskRequest()), INVALID, "task_id '' is not a valid UUID"),
-    ("get unknown id", lambda s: s.tasks.GetTask(pb.GetTaskRequest(task_id=UUID)), grpc.StatusCode.NOT_FOUND, f"task {UUID} not found"),
-    ("cancel unknown id", lambda s: s.tasks.CancelTask(pb.CancelTaskRequest(task_id=UUID)), grpc.StatusCode.NOT_FOUND, f"task {UUID} not found"),
+    (
+        "get malformed id",
+        lambda s: s.tasks.GetTask(pb.GetTaskRequest(task_id="42")),
+        INVALID,
+        "task_id '42' is not a valid UUID",
+    ),
+    (
+        "get empty id",
+        lambda s: s.tasks.GetTask(pb.GetTaskRequest()),
+        INVALID,
+        "task_id '' is not a valid UUID",
+    ),
+    (
+        "get unknown id",
+        lambda s: s.tasks.GetTask(pb.GetTaskRequest(task_id=UUID)),
+        grpc.StatusCode.NOT_FOUND,
+        f"task {UUID} not found",
+    ),
+    (
+        "cancel unknown id",
+        lambda s: s.tasks.CancelTask(pb.CancelTaskRequest(task_id=UUID)),
+        grpc.StatusCode.NOT_FOUND,
+        f"task {UUID} not found",
+    ),
     # Admin
-    ("page size", lambda s: s.admin.ListTasks(admin_pb.ListTasksRequest(page_size=5000)), INVALID, "page_size is 5000; it must be between 1 and 1000"),
-    ("page token", lambda s: s.admin.ListTasks(admin_pb.ListTasksRequest(page_token="garbage!")), INVALID, "page_token is malformed"),
+    (
+        "page size",
+        lambda s: s.admin.ListTasks(admin_pb.ListTasksRequest(page_size=5000)),
+        INVALID,
+        "page_size is 5000; it must be between 1 and 1000",
+    ),
+    (
+        "page token",
+        lambda s: s.admin.ListTasks(admin_pb.ListTasksRequest(page_token="garbage!")),
+        INVALID,
+        "page_token is malformed",
+    ),
     (
         "unknown status",
         lambda s: s.admin.ListTasks(admin_pb.ListTasksRequest(filter=admin_pb.TaskFilter(status=99))),
@@ -140,13 +245,17 @@ CASES: list[tuple[str, Callable[[InProcessServer], Any], grpc.StatusCode, str]] 
     ),
     (
         "purge live tasks",
-        lambda s: s.admin.PurgeTasks(admin_pb.PurgeTasksRequest(filter=admin_pb.TaskFilter(status=pb.TASK_STATUS_QUEUED))),
+        lambda s: s.admin.PurgeTasks(
+            admin_pb.PurgeTasksRequest(filter=admin_pb.TaskFilter(status=pb.TASK_STATUS_QUEUED))
+        ),
         INVALID,
         "filter.status must be SUCCEEDED, DEAD or CANCELLED",
     ),
     (
         "requeue ids and filter",
-        lambda s: s.admin.RequeueDead(admin_pb.RequeueDeadRequest(task_ids=[UUID], filter=admin_pb.TaskFilter(queue="q"))),
+        lambda s: s.admin.RequeueDead(
+            admin_pb.RequeueDeadRequest(task_ids=[UUID], filter=admin_pb.TaskFilter(queue="q"))
+        ),
         INVALID,
         "give either task_ids or filter, not both",
     ),
@@ -158,7 +267,9 @@ CASES: list[tuple[str, Callable[[InProcessServer], Any], grpc.StatusCode, str]] 
     ),
     (
         "requeue non-dead status",
-        lambda s: s.admin.RequeueDead(admin_pb.RequeueDeadRequest(filter=admin_pb.TaskFilter(status=pb.TASK_STATUS_SUCCEEDED))),
+        lambda s: s.admin.RequeueDead(
+            admin_pb.RequeueDeadRequest(filter=admin_pb.TaskFilter(status=pb.TASK_STATUS_SUCCEEDED))
+        ),
         INVALID,
         "filter.status must be unset or DEAD",
     ),
@@ -167,7 +278,11 @@ CASES: list[tuple[str, Callable[[InProcessServer], Any], grpc.StatusCode, str]] 
 
 @pytest.mark.parametrize(("call", "code", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_bad_request_is_rejected_with_code_and_message(
-    server: InProcessServer, shared_db: str, call: Callable[[InProcessServer], Any], code: grpc.StatusCode, message: str
+    server: InProcessServer,
+    shared_db: str,
+    call: Callable[[InProcessServer], Any],
+    code: grpc.StatusCode,
+    message: str,
 ) -> None:
     with pytest.raises(grpc.RpcError) as caught:
         call(server)
@@ -192,7 +307,9 @@ def test_overlong_error_message_is_truncated_not_refused(server: InProcessServer
 
     put(server.tasks, new_task())
     [t] = take(server.tasks)
-    reply = server.tasks.Fail(pb.FailRequest(failures=[pb.Failure(task_id=t.task_id, lease_id=t.lease_id, error="e\x00" * 10_000)]))
+    reply = server.tasks.Fail(
+        pb.FailRequest(failures=[pb.Failure(task_id=t.task_id, lease_id=t.lease_id, error="e\x00" * 10_000)])
+    )
     assert reply.results[0].status.code == 0
     last_error = get(server.tasks, t.task_id).last_error
     assert len(last_error) < 9000 and last_error.endswith("[truncated from 20000 characters]")

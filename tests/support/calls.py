@@ -55,7 +55,8 @@ def complete(stub: pb_grpc.TaskQueueStub, t: pb.LeasedTask, result: Any = None) 
     body = json.dumps(result).encode() if result is not None else b""
     reply = stub.Complete(
         pb.CompleteRequest(
-            worker_id="worker", completions=[pb.Completion(task_id=t.task_id, lease_id=t.lease_id, result=body)]
+            worker_id="worker",
+            completions=[pb.Completion(task_id=t.task_id, lease_id=t.lease_id, result=body)],
         ),
         timeout=10,
     )

@@ -121,7 +121,5 @@ class DatabaseFactory:
     def drop_all(self) -> None:
         with self._admin() as conn:
             for name in reversed(self.created):
-                conn.execute(
-                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-                )
+                conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         self.created.clear()

@@ -93,7 +93,17 @@ class ServerProcess:
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"taskqueue-server-{self.port}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "taskqueue", "serve", "--listen", self.address, "--log-format", "text", *extra],
+            [
+                sys.executable,
+                "-m",
+                "taskqueue",
+                "serve",
+                "--listen",
+                self.address,
+                "--log-format",
+                "text",
+                *extra,
+            ],
             env=child_env,
             stdout=self._log,
             stderr=subprocess.STDOUT,

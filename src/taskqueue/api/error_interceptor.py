@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import grpc
 from grpc import aio
@@ -35,17 +35,23 @@ def _guard(method: str, inner: Handler) -> Handler:
     return guarded
 
 
+# Generic only in the type stubs, hence the string.
+MethodHandler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+
+
 class ErrorInterceptor(aio.ServerInterceptor):
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[MethodHandler | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> MethodHandler | None:
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler  # streaming services (reflection) and unknown methods pass through
+        # Our servicers are coroutines: the unary handler of an aio server is awaitable.
+        inner = cast(Handler, handler.unary_unary)
         return grpc.unary_unary_rpc_method_handler(
-            _guard(handler_call_details.method, handler.unary_unary),
+            _guard(handler_call_details.method, inner),
             request_deserializer=handler.request_deserializer,
             response_serializer=handler.response_serializer,
         )

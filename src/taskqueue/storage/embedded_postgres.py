@@ -13,10 +13,10 @@ def start_embedded_postgres(data_dir: Path) -> str:
     """Start (or reuse) a PostgreSQL in data_dir/pgdata; returns its URL. It stops at exit."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns about XDG_RUNTIME_DIR on servers
-        import pgserver
+        from pgserver import get_server  # type: ignore[attr-defined]  # exported, untyped
 
         data_dir.mkdir(parents=True, exist_ok=True)
-        server = pgserver.get_server(data_dir / "pgdata", cleanup_mode="stop")
+        server = get_server(data_dir / "pgdata", cleanup_mode="stop")
     url: str = server.get_uri()
     log.info("embedded PostgreSQL running", extra={"data_dir": str(data_dir / "pgdata")})
     return url

@@ -21,10 +21,33 @@ from taskqueue.storage.queries import QUERIES
 
 
 def _task_view(row: tuple[Any, ...], history: tuple[Attempt, ...] = ()) -> TaskView:
-    """Row of task_get / task_list -> TaskView (the trailing lease_id is for history only)."""
-    *fields, _lease_id = row
-    fields[5] = TaskStatus(fields[5])
-    return TaskView(*fields, history=history)
+    """A row of task_get or task_list (same columns, in TaskView's order) -> TaskView."""
+    (task_id, queue, type_, payload, priority, status, attempts, max_attempts, run_at, timeout) = row[:10]
+    (key, last_error, result, cancel_requested, lease_owner, lease_expires_at) = row[10:16]
+    (created_at, updated_at, started_at, finished_at) = row[16:20]
+    return TaskView(
+        task_id,
+        queue,
+        type_,
+        payload,
+        priority,
+        TaskStatus(status),
+        attempts,
+        max_attempts,
+        run_at,
+        timeout,
+        key,
+        last_error,
+        result,
+        cancel_requested,
+        lease_owner,
+        lease_expires_at,
+        created_at,
+        updated_at,
+        started_at,
+        finished_at,
+        history,
+    )
 
 
 def task_filter_params(f: TaskFilter) -> dict[str, object]:

@@ -5,7 +5,7 @@ SELECT id, queue, type, payload::text, priority,
             THEN 'scheduled' ELSE status END,
        attempts, max_attempts, run_at, timeout, idempotency_key, last_error, result::text,
        cancel_requested, lease_owner, lease_expires_at, created_at, updated_at, started_at,
-       finished_at, lease_id
+       finished_at
 FROM tasks
 WHERE id = %(id)s
 
@@ -23,7 +23,7 @@ SELECT id, queue, type, payload::text, priority,
             THEN 'scheduled' ELSE status END,
        attempts, max_attempts, run_at, timeout, idempotency_key, last_error, result::text,
        cancel_requested, lease_owner, lease_expires_at, created_at, updated_at, started_at,
-       finished_at, lease_id
+       finished_at
 FROM tasks t
 WHERE (%(queue)s::text IS NULL OR t.queue = %(queue)s::text)
   AND (%(type)s::text IS NULL OR t.type = %(type)s::text)
