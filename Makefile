@@ -1,0 +1,36 @@
+# The two quick-start commands are `make run` and `make test`; both install what they need.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test lint proto clean
+
+$(STAMP): pyproject.toml proto/pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ./proto -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Start the server; with no TASKQUEUE_DATABASE_URL it runs on an embedded PostgreSQL.
+run: install
+	$(BIN)/taskqueue serve
+
+## The whole test suite, against a real PostgreSQL (see tests/support/databases.py for which).
+test: install
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+## Regenerate the protobuf code after editing proto/**/*.proto.
+proto: install
+	$(BIN)/python proto/generate.py
+
+clean:
+	rm -rf $(VENV)
