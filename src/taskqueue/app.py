@@ -28,6 +28,7 @@ from taskqueue.api.task_queue_servicer import TaskQueueServicer
 from taskqueue.clock import Clock, DatabaseClock
 from taskqueue.config import Limits, Settings, TaskDefaults
 from taskqueue.errors import TaskQueueError
+from taskqueue.health_probe import check_health
 from taskqueue.leasing import Leasing
 from taskqueue.log_format import configure_logging
 from taskqueue.producing import Producing
@@ -259,8 +260,16 @@ def parse_settings(argv: Sequence[str], env: Mapping[str, str]) -> tuple[str, Se
     )
     migrate_p = commands.add_parser("migrate", help="apply the database migrations (alembic upgrade head)")
     common(migrate_p)
+    health_p = commands.add_parser("health", help="ask a running server whether it is SERVING (exit 0 if so)")
+    health_p.add_argument(
+        "--address",
+        default=env.get("TASKQUEUE_ADDRESS", "127.0.0.1:50051"),
+        help="server host:port [env TASKQUEUE_ADDRESS; default 127.0.0.1:50051]",
+    )
 
     args = parser.parse_args(argv)
+    if args.command == "health":
+        return "health", replace(base, listen=args.address)
     settings = replace(
         base,
         database_url=args.database_url or None,
@@ -291,6 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import sys
 
     command_name, settings = parse_settings(sys.argv[1:] if argv is None else argv, os.environ)
+    if command_name == "health":
+        status = check_health(settings.listen)
+        print(status)
+        return 0 if status == "SERVING" else 1
     configure_logging(settings.log_level, settings.log_json)
     try:
         if command_name == "migrate":

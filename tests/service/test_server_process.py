@@ -21,6 +21,13 @@ def test_serves_health_and_reflection_and_stops_on_sigterm(fresh_db: str) -> Non
     server = ServerProcess(fresh_db)
     try:
         server.wait_serving()
+        probe = subprocess.run(
+            [sys.executable, "-m", "taskqueue", "health", "--address", server.address],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert (probe.returncode, probe.stdout.strip()) == (0, "SERVING")
         for service in ("taskqueue.v1.TaskQueue", "taskqueue.v1.Admin"):
             reply = server.health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
             assert reply.status == health_pb2.HealthCheckResponse.SERVING

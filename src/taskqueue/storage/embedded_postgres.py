@@ -11,6 +11,7 @@ log = logging.getLogger(__name__)
 
 def start_embedded_postgres(data_dir: Path) -> str:
     """Start (or reuse) a PostgreSQL in data_dir/pgdata; returns its URL. It stops at exit."""
+    logging.getLogger("pgserver").setLevel(logging.WARNING)  # it logs every command at INFO
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # platformdirs warns about XDG_RUNTIME_DIR on servers
         from pgserver import get_server  # type: ignore[attr-defined]  # exported, untyped
