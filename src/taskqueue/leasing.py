@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from taskqueue.clock import Clock
-from taskqueue.domain import HeartbeatOutcome, LeasedTask, LeaseOrder, LeaseRef
+from taskqueue.domain import FinishOutcome, HeartbeatOutcome, LeasedTask, LeaseOrder, LeaseRef
 from taskqueue.storage.database import Database
-from taskqueue.storage.tasks_lease import heartbeat, lease_available
+from taskqueue.storage.tasks_lease import heartbeat, lease_available, release
 from taskqueue.wakeups import ReadyWakeups
 
 
@@ -32,7 +32,7 @@ class Leasing:
         with self._wakeups.subscribe(order.queues) as woken:
             while True:
                 woken.clear()
-                tasks = await lease_available(self._db, order, self._clock.now())
+                tasks = await self._lease_now(order)
                 remaining = deadline - loop.time()
                 if tasks or remaining <= 0 or self._closing:
                     return tasks
@@ -43,6 +43,22 @@ class Leasing:
                         await woken.wait()
                 except TimeoutError:
                     pass
+
+    async def _lease_now(self, order: LeaseOrder) -> list[LeasedTask]:
+        """Lease, and if the caller goes away meanwhile (cancelled call), hand the leases back at
+        once rather than leave the tasks stranded until their leases expire."""
+        leasing = asyncio.ensure_future(lease_available(self._db, order, self._clock.now()))
+        try:
+            return await asyncio.shield(leasing)
+        except asyncio.CancelledError:
+            tasks = await leasing
+            if tasks:
+                refs = [LeaseRef(t.task_id, t.lease_id) for t in tasks]
+                await release(self._db, refs, self._clock.now())
+            raise
+
+    async def release(self, refs: Sequence[LeaseRef]) -> list[FinishOutcome]:
+        return await release(self._db, refs, self._clock.now())
 
     async def heartbeat(self, refs: Sequence[LeaseRef], lease_duration: timedelta) -> list[HeartbeatOutcome]:
         return await heartbeat(self._db, refs, lease_duration, self._clock.now())

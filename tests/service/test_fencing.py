@@ -100,3 +100,18 @@ def test_two_reapers_never_reap_one_task_twice(server: InProcessServer, clock: S
     assert sum(r.get("queued", 0) for r in results) == 200
     leased = lease(server.tasks, max_tasks=500)
     assert len(leased) == 200 and all(t.attempt == 2 for t in leased)
+
+
+def test_release_hands_the_lease_back_without_using_an_attempt(server: InProcessServer) -> None:
+    [task_id] = enqueue(server.tasks, new_task(max_attempts=1))
+    [t] = lease(server.tasks)
+    ref = pb.LeaseRef(task_id=t.task_id, lease_id=t.lease_id)
+    reply = server.tasks.Release(pb.ReleaseRequest(worker_id="w", leases=[ref]))
+    assert reply.results[0].status.code == 0
+    task = get(server.tasks, task_id)
+    assert (task.status, task.attempts) == (pb.TASK_STATUS_QUEUED, 0)
+    again = server.tasks.Release(pb.ReleaseRequest(worker_id="w", leases=[ref]))
+    assert again.results[0].status.code == FAILED_PRECONDITION
+    [t2] = lease(server.tasks)
+    assert t2.attempt == 1  # max_attempts=1 and it still gets its one real attempt
+    assert complete(server.tasks, t2).status.code == 0

@@ -83,3 +83,15 @@ def test_long_poll_on_one_server_wakes_on_enqueue_through_another(
     poller.join()
     assert [t.task_id for t in poller.tasks] == [task_id]
     assert poller.returned_at - enqueued_at < 0.5
+
+
+def test_abandoned_long_poll_does_not_strand_tasks(server: InProcessServer) -> None:
+    import grpc
+
+    # A Lease whose caller gives up (deadline) while it waits must not keep any task leased.
+    with pytest.raises(grpc.RpcError) as caught:
+        server.tasks.Lease(pb.LeaseRequest(worker_id="w", queues=["default"], wait=seconds(5)), timeout=0.3)
+    assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    [task_id] = enqueue(server.tasks, new_task())
+    [t] = lease(server.tasks, wait=2)
+    assert t.task_id == task_id and t.attempt == 1

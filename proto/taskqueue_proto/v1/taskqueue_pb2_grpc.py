@@ -59,6 +59,11 @@ class TaskQueueStub:
                 request_serializer=taskqueue__proto_dot_v1_dot_taskqueue__pb2.FailRequest.SerializeToString,
                 response_deserializer=taskqueue__proto_dot_v1_dot_taskqueue__pb2.FailResponse.FromString,
                 _registered_method=True)
+        self.Release = channel.unary_unary(
+                '/taskqueue.v1.TaskQueue/Release',
+                request_serializer=taskqueue__proto_dot_v1_dot_taskqueue__pb2.ReleaseRequest.SerializeToString,
+                response_deserializer=taskqueue__proto_dot_v1_dot_taskqueue__pb2.ReleaseResponse.FromString,
+                _registered_method=True)
         self.GetTask = channel.unary_unary(
                 '/taskqueue.v1.TaskQueue/GetTask',
                 request_serializer=taskqueue__proto_dot_v1_dot_taskqueue__pb2.GetTaskRequest.SerializeToString,
@@ -109,6 +114,13 @@ class TaskQueueServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Release(self, request, context):
+        """Give leases back without using up an attempt (worker shutdown, or tasks it cannot run now).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetTask(self, request, context):
         """Read one task with its attempt history.
         """
@@ -150,6 +162,11 @@ def add_TaskQueueServicer_to_server(servicer, server):
                     servicer.Fail,
                     request_deserializer=taskqueue__proto_dot_v1_dot_taskqueue__pb2.FailRequest.FromString,
                     response_serializer=taskqueue__proto_dot_v1_dot_taskqueue__pb2.FailResponse.SerializeToString,
+            ),
+            'Release': grpc.unary_unary_rpc_method_handler(
+                    servicer.Release,
+                    request_deserializer=taskqueue__proto_dot_v1_dot_taskqueue__pb2.ReleaseRequest.FromString,
+                    response_serializer=taskqueue__proto_dot_v1_dot_taskqueue__pb2.ReleaseResponse.SerializeToString,
             ),
             'GetTask': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTask,
@@ -297,6 +314,33 @@ class TaskQueue:
             '/taskqueue.v1.TaskQueue/Fail',
             taskqueue__proto_dot_v1_dot_taskqueue__pb2.FailRequest.SerializeToString,
             taskqueue__proto_dot_v1_dot_taskqueue__pb2.FailResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Release(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/taskqueue.v1.TaskQueue/Release',
+            taskqueue__proto_dot_v1_dot_taskqueue__pb2.ReleaseRequest.SerializeToString,
+            taskqueue__proto_dot_v1_dot_taskqueue__pb2.ReleaseResponse.FromString,
             options,
             channel_credentials,
             insecure,

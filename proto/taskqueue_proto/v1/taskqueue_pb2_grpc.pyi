@@ -46,6 +46,8 @@ class TaskQueueStub:
     """Record success, only where the caller's lease is still valid."""
     Fail: _grpc.UnaryUnaryMultiCallable[_taskqueue_pb2.FailRequest, _taskqueue_pb2.FailResponse]
     """Record a failure (retried with backoff, or dead), only where the caller's lease is still valid."""
+    Release: _grpc.UnaryUnaryMultiCallable[_taskqueue_pb2.ReleaseRequest, _taskqueue_pb2.ReleaseResponse]
+    """Give leases back without using up an attempt (worker shutdown, or tasks it cannot run now)."""
     GetTask: _grpc.UnaryUnaryMultiCallable[_taskqueue_pb2.GetTaskRequest, _taskqueue_pb2.Task]
     """Read one task with its attempt history."""
     CancelTask: _grpc.UnaryUnaryMultiCallable[_taskqueue_pb2.CancelTaskRequest, _taskqueue_pb2.Task]
@@ -64,6 +66,8 @@ class TaskQueueAsyncStub(TaskQueueStub):
     """Record success, only where the caller's lease is still valid."""
     Fail: _aio.UnaryUnaryMultiCallable[_taskqueue_pb2.FailRequest, _taskqueue_pb2.FailResponse]  # type: ignore[assignment]
     """Record a failure (retried with backoff, or dead), only where the caller's lease is still valid."""
+    Release: _aio.UnaryUnaryMultiCallable[_taskqueue_pb2.ReleaseRequest, _taskqueue_pb2.ReleaseResponse]  # type: ignore[assignment]
+    """Give leases back without using up an attempt (worker shutdown, or tasks it cannot run now)."""
     GetTask: _aio.UnaryUnaryMultiCallable[_taskqueue_pb2.GetTaskRequest, _taskqueue_pb2.Task]  # type: ignore[assignment]
     """Read one task with its attempt history."""
     CancelTask: _aio.UnaryUnaryMultiCallable[_taskqueue_pb2.CancelTaskRequest, _taskqueue_pb2.Task]  # type: ignore[assignment]
@@ -109,6 +113,14 @@ class TaskQueueServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_taskqueue_pb2.FailResponse, _abc.Awaitable[_taskqueue_pb2.FailResponse]]:
         """Record a failure (retried with backoff, or dead), only where the caller's lease is still valid."""
+
+    @_abc_1.abstractmethod
+    def Release(
+        self,
+        request: _taskqueue_pb2.ReleaseRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_taskqueue_pb2.ReleaseResponse, _abc.Awaitable[_taskqueue_pb2.ReleaseResponse]]:
+        """Give leases back without using up an attempt (worker shutdown, or tasks it cannot run now)."""
 
     @_abc_1.abstractmethod
     def GetTask(

@@ -247,15 +247,24 @@ def lease(req: pb.LeaseRequest, limits: Limits, defaults: TaskDefaults) -> Lease
     )
 
 
+def _lease_refs(leases: Sequence[pb.LeaseRef], limits: Limits) -> list[LeaseRef]:
+    _batch(leases, "leases", limits)
+    refs = [
+        LeaseRef(task_id(r.task_id, f"leases[{i}].task_id"), task_id(r.lease_id, f"leases[{i}].lease_id"))
+        for i, r in enumerate(leases)
+    ]
+    _no_duplicates([r.task_id for r in refs], "leases")
+    return refs
+
+
+def release(req: pb.ReleaseRequest, limits: Limits) -> list[LeaseRef]:
+    return _lease_refs(req.leases, limits)
+
+
 def heartbeat(
     req: pb.HeartbeatRequest, limits: Limits, defaults: TaskDefaults
 ) -> tuple[list[LeaseRef], timedelta]:
-    _batch(req.leases, "leases", limits)
-    refs = [
-        LeaseRef(task_id(r.task_id, f"leases[{i}].task_id"), task_id(r.lease_id, f"leases[{i}].lease_id"))
-        for i, r in enumerate(req.leases)
-    ]
-    _no_duplicates([r.task_id for r in refs], "leases")
+    refs = _lease_refs(req.leases, limits)
     lease_duration = _lease_duration(
         req.lease_duration, req.HasField("lease_duration"), "lease_duration", limits, defaults
     )

@@ -56,6 +56,10 @@ class TaskQueueServicer(pb_grpc.TaskQueueServicer):
         outcomes = await self._reporting.fail(check.fail(request, self._limits))
         return pb.FailResponse(results=[out.fail_result(o) for o in outcomes])
 
+    async def Release(self, request: pb.ReleaseRequest, context: Context) -> pb.ReleaseResponse:
+        outcomes = await self._leasing.release(check.release(request, self._limits))
+        return pb.ReleaseResponse(results=[out.item_result(o) for o in outcomes])
+
     async def GetTask(self, request: pb.GetTaskRequest, context: Context) -> pb.Task:
         return out.task(await self._producing.get(check.task_id(request.task_id, "task_id")))
 

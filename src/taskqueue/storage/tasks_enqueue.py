@@ -21,7 +21,8 @@ async def enqueue_tasks(db: Database, tasks: Sequence[NewTask], now: datetime | 
     or AlreadyExists when that task has another type or payload."""
     outcomes: dict[int, EnqueueOutcome] = {}
     pending = list(range(len(tasks)))
-    async with db.connection() as conn:
+    # One transaction: the insert and its notification commit together, or neither does.
+    async with db.transaction() as conn:
         for _ in range(_MAX_ROUNDS):
             ids = new_task_ids(len(pending))
             batch = [tasks[i] for i in pending]

@@ -5,10 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from taskqueue.domain import HeartbeatOutcome, LeasedTask, LeaseOrder, LeaseRef
+from taskqueue.domain import (
+    FinishOutcome,
+    HeartbeatOutcome,
+    LeasedTask,
+    LeaseOrder,
+    LeaseRef,
+    TaskStatus,
+)
 from taskqueue.storage.database import Database
 from taskqueue.storage.lease_rejections import explain_rejections
 from taskqueue.storage.queries import QUERIES
+from taskqueue.storage.ready_notifications import notify_ready
 
 
 async def lease_available(db: Database, order: LeaseOrder, now: datetime | None) -> list[LeasedTask]:
@@ -57,3 +65,22 @@ async def heartbeat(
         else:
             outcomes.append(HeartbeatOutcome(ref.task_id, error=errors[ref.task_id]))
     return outcomes
+
+
+async def release(db: Database, refs: Sequence[LeaseRef], now: datetime | None) -> list[FinishOutcome]:
+    """Give leases back without counting the attempt; explain the ones not held any more."""
+    async with db.transaction() as conn:
+        cur = await conn.execute(
+            QUERIES["task_release_if_leased"],
+            {"now": now, "ids": [r.task_id for r in refs], "lease_ids": [r.lease_id for r in refs]},
+        )
+        rows = await cur.fetchall()
+        await notify_ready(conn, ((queue, run_at) for _, queue, run_at in rows))
+        released = {row[0] for row in rows}
+        errors = await explain_rejections(conn, [r for r in refs if r.task_id not in released], now)
+    return [
+        FinishOutcome(r.task_id, new_status=TaskStatus.QUEUED)
+        if r.task_id in released
+        else FinishOutcome(r.task_id, error=errors[r.task_id])
+        for r in refs
+    ]

@@ -45,3 +45,16 @@ RETURNING t.id, t.lease_expires_at, t.cancel_requested
 SELECT id, status, lease_id, lease_expires_at
 FROM tasks
 WHERE id = ANY(%(ids)s::uuid[])
+
+-- name: task_release_if_leased --
+-- Hands leases back: the task is ready again at once and the attempt it was leased for is not counted.
+UPDATE tasks t
+SET status = 'queued',
+    attempts = t.attempts - 1,
+    run_at = coalesce(%(now)s::timestamptz, now()),
+    lease_expires_at = NULL,
+    updated_at = coalesce(%(now)s::timestamptz, now())
+FROM unnest(%(ids)s::uuid[], %(lease_ids)s::uuid[]) AS i(id, lease_id)
+WHERE t.id = i.id AND t.lease_id = i.lease_id AND t.status = 'leased'
+  AND t.lease_expires_at > coalesce(%(now)s::timestamptz, now())
+RETURNING t.id, t.queue, t.run_at
