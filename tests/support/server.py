@@ -83,15 +83,21 @@ class InProcessServer:
 class ServerProcess:
     """`python -m taskqueue serve` as a child process, stopped with real signals."""
 
-    def __init__(self, database_url: str | None, *extra: str, env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
+    def __init__(
+        self,
+        database_url: str | None,
+        *extra: str,
+        env: dict[str, str] | None = None,
+        port: int | None = None,
+    ) -> None:
+        self.port = port or free_port()
         self.address = f"127.0.0.1:{self.port}"
         child_env = {k: v for k, v in os.environ.items() if not k.startswith("TASKQUEUE_")}
         if database_url:
             child_env["TASKQUEUE_DATABASE_URL"] = database_url
         child_env.update(env or {})
         self.log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"taskqueue-server-{self.port}.log"
-        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [
                 sys.executable,
