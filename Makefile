@@ -6,10 +6,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install run test lint proto clean
 
-$(STAMP): pyproject.toml proto/pyproject.toml worker_sdk/pyproject.toml
+$(STAMP): pyproject.toml proto/pyproject.toml worker_sdk/pyproject.toml cli/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ./proto -e ./worker_sdk -e '.[dev]'
+	$(BIN)/python -m pip install -q -e ./proto -e ./worker_sdk -e ./cli -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)

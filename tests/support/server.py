@@ -91,6 +91,7 @@ class ServerProcess:
         port: int | None = None,
     ) -> None:
         self.port = port or free_port()
+        self.database_url = database_url
         self.address = f"127.0.0.1:{self.port}"
         child_env = {k: v for k, v in os.environ.items() if not k.startswith("TASKQUEUE_")}
         if database_url:

@@ -1,0 +1,1 @@
+"""taskq: operate a taskqueue server (dead letters, tasks, queues) over gRPC."""

@@ -1,0 +1,3 @@
+from taskqueue_cli.app import main
+
+raise SystemExit(main())
