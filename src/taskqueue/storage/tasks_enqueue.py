@@ -9,7 +9,6 @@ from taskqueue.domain import EnqueueOutcome, NewTask
 from taskqueue.errors import AlreadyExists, Unavailable
 from taskqueue.storage.database import Connection, Database
 from taskqueue.storage.queries import QUERIES
-from taskqueue.storage.ready_notifications import notify_ready
 from taskqueue.storage.task_ids import new_task_ids
 
 # A key can vanish between the insert and the lookup only if an operator purges the task meanwhile.
@@ -21,8 +20,8 @@ async def enqueue_tasks(db: Database, tasks: Sequence[NewTask], now: datetime | 
     or AlreadyExists when that task has another type or payload."""
     outcomes: dict[int, EnqueueOutcome] = {}
     pending = list(range(len(tasks)))
-    # One transaction: the insert and its notification commit together, or neither does.
-    async with db.transaction() as conn:
+    # Autocommit: task_insert_batch commits the tasks and their notification in one statement.
+    async with db.connection() as conn:
         for _ in range(_MAX_ROUNDS):
             ids = new_task_ids(len(pending))
             batch = [tasks[i] for i in pending]
@@ -44,9 +43,7 @@ async def enqueue_tasks(db: Database, tasks: Sequence[NewTask], now: datetime | 
                     "keys": [t.idempotency_key for t in batch],
                 },
             )
-            inserted = await cur.fetchall()
-            await notify_ready(conn, ((queue, run_at) for _, queue, run_at in inserted))
-            inserted_ids = {row[0] for row in inserted}
+            inserted_ids = {row[0] for row in await cur.fetchall()}
             conflicts = []
             for i, task_id in zip(pending, ids, strict=True):
                 if task_id in inserted_ids:

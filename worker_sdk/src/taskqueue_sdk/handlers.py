@@ -80,19 +80,19 @@ async def run_handler(
             False, error=f"payload does not fit {reg.handler.__name__}: {_describe(e)}", permanent=True
         )
     args = (arg, ctx) if reg.takes_context else (arg,)
-    loop = asyncio.get_running_loop()
-    if reg.is_async:
-        work: asyncio.Future[Any] = asyncio.ensure_future(reg.handler(*args))
-    else:
-        work = loop.run_in_executor(executor, lambda: reg.handler(*args))
     try:
-        result = await asyncio.wait_for(asyncio.shield(work), timeout)
+        # The handler runs in this very task (no extra tasks per call): the runtime cancels this
+        # task to stop an async handler, and asyncio.timeout turns the deadline into TimeoutError.
+        async with asyncio.timeout(timeout):
+            if reg.is_async:
+                result = await reg.handler(*args)
+            else:
+                loop = asyncio.get_running_loop()
+                result = await loop.run_in_executor(executor, lambda: reg.handler(*args))
     except TimeoutError:
-        ctx._stop("timeout")
-        work.cancel()  # async: cancelled; sync: its thread runs on, told by ctx.cancelled
+        ctx._stop("timeout")  # a sync handler's thread runs on; ctx.cancelled tells it to stop
         return Outcome(False, error=f"timed out after {timeout:g}s")
     except asyncio.CancelledError:
-        work.cancel()
         if ctx.stop_reason == "cancel requested":
             return Outcome(False, error="cancelled while running", permanent=True)
         if ctx.stop_reason:

@@ -1,21 +1,29 @@
 -- name: task_insert_batch --
--- One statement per batch; rows whose (queue, idempotency_key) exists are skipped and resolved by task_find_by_keys.
-INSERT INTO tasks (id, queue, type, payload, payload_hash, priority, run_at, max_attempts, timeout,
-                   backoff_base, backoff_cap, idempotency_key, created_at, updated_at)
-SELECT i.id, i.queue, i.type, i.payload::jsonb,
-       CASE WHEN i.key IS NOT NULL THEN sha256(convert_to(i.payload::jsonb::text, 'UTF8')) END,
-       i.priority,
-       coalesce(i.run_at, coalesce(%(now)s::timestamptz, now()) + i.delay),
-       i.max_attempts, i.timeout, i.backoff_base, i.backoff_cap, i.key,
-       coalesce(%(now)s::timestamptz, now()), coalesce(%(now)s::timestamptz, now())
-FROM unnest(%(ids)s::uuid[], %(queues)s::text[], %(types)s::text[], %(payloads)s::text[],
-            %(priorities)s::smallint[], %(run_ats)s::timestamptz[], %(delays)s::interval[],
-            %(max_attempts)s::integer[], %(timeouts)s::interval[], %(backoff_bases)s::interval[],
-            %(backoff_caps)s::interval[], %(keys)s::text[])
-     AS i(id, queue, type, payload, priority, run_at, delay, max_attempts, timeout, backoff_base,
-          backoff_cap, key)
-ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING id, queue, run_at
+-- One statement per batch, its ready-notification included, so one round trip commits both; rows whose (queue, idempotency_key) exists are skipped and resolved by task_find_by_keys.
+WITH inserted AS (
+    INSERT INTO tasks (id, queue, type, payload, payload_hash, priority, run_at, max_attempts, timeout,
+                       backoff_base, backoff_cap, idempotency_key, created_at, updated_at)
+    SELECT i.id, i.queue, i.type, i.payload::jsonb,
+           CASE WHEN i.key IS NOT NULL THEN sha256(convert_to(i.payload::jsonb::text, 'UTF8')) END,
+           i.priority,
+           coalesce(i.run_at, coalesce(%(now)s::timestamptz, now()) + i.delay),
+           i.max_attempts, i.timeout, i.backoff_base, i.backoff_cap, i.key,
+           coalesce(%(now)s::timestamptz, now()), coalesce(%(now)s::timestamptz, now())
+    FROM unnest(%(ids)s::uuid[], %(queues)s::text[], %(types)s::text[], %(payloads)s::text[],
+                %(priorities)s::smallint[], %(run_ats)s::timestamptz[], %(delays)s::interval[],
+                %(max_attempts)s::integer[], %(timeouts)s::interval[], %(backoff_bases)s::interval[],
+                %(backoff_caps)s::interval[], %(keys)s::text[])
+         AS i(id, queue, type, payload, priority, run_at, delay, max_attempts, timeout, backoff_base,
+              backoff_cap, key)
+    ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING id, queue, run_at
+), notified AS (
+    -- Same message as ready_notifications.notify_ready: "<epoch seconds> <queue>".
+    SELECT pg_notify('taskqueue_ready', extract(epoch FROM min(run_at))::text || ' ' || queue)
+    FROM inserted
+    GROUP BY queue
+)
+SELECT id, (SELECT count(*) FROM notified) FROM inserted
 
 -- name: task_find_by_keys --
 -- Runs after task_insert_batch in its own snapshot, so it sees the row a racing producer committed.

@@ -1,0 +1,1 @@
+"""Side-by-side benchmark of taskqueue against PGQueuer, Procrastinate and a raw-SQL ceiling."""
