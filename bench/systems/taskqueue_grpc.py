@@ -144,8 +144,9 @@ def seed_finished_tasks(dsn: str, n: int) -> None:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(
             """
-            INSERT INTO tasks (queue, type, payload, status, attempts, max_attempts, timeout, backoff_base,
-                               backoff_cap, lease_id, lease_owner, run_at, created_at, started_at, finished_at)
+            INSERT INTO tasks (queue, type, payload, status, attempts, max_attempts, timeout,
+                               backoff_base, backoff_cap, lease_id, lease_owner, run_at, created_at,
+                               started_at, finished_at)
             SELECT 'bench', 'noop', 'null', 'succeeded', 1, 5, '5 min', '1 s', '1 h', gen_random_uuid(),
                    'history', now() - make_interval(secs => i), now() - make_interval(secs => i),
                    now() - make_interval(secs => i), now() - make_interval(secs => i)
