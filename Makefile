@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint proto clean
+.PHONY: install run test lint proto bench bench-quick clean
 
 $(STAMP): pyproject.toml proto/pyproject.toml worker_sdk/pyproject.toml cli/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,15 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+## The side-by-side benchmark (several minutes; see bench/README.md), and its seconds-long CI mode.
+bench: install
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	$(BIN)/python -m bench.run --out bench/results/latest.json
+
+bench-quick: install
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	$(BIN)/python -m bench.run --quick
 
 ## Regenerate the protobuf code after editing proto/**/*.proto.
 proto: install
