@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from uuid import UUID
 
 from taskqueue.clock import Clock
-from taskqueue.domain import PageCursor, QueueStats, TaskFilter, TaskPage
+from taskqueue.domain import PageCursor, QueueStats, TaskFilter, TaskId, TaskPage
 from taskqueue.storage.database import Database
 from taskqueue.storage.tasks_admin import purge_tasks, requeue_dead
 from taskqueue.storage.tasks_read import list_tasks, queue_stats
@@ -22,11 +21,11 @@ class Admin:
 
     async def requeue_dead(
         self,
-        task_ids: Sequence[UUID] | None,
+        task_ids: Sequence[TaskId] | None,
         task_filter: TaskFilter,
         limit: int | None,
         dry_run: bool,
-    ) -> list[UUID]:
+    ) -> list[TaskId]:
         return await requeue_dead(self._db, task_ids, task_filter, limit, dry_run, self._clock.now())
 
     async def purge(self, task_filter: TaskFilter, dry_run: bool) -> int:

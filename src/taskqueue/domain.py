@@ -5,9 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from uuid import UUID
 
 from taskqueue.errors import TaskQueueError
+
+# Task and lease ids travel as canonical TaskId text (lowercase, hyphenated): that is what the wire
+# carries and what PostgreSQL prints, so the hot path never builds a uuid.TaskId object per task.
+TaskId = str
 
 
 class TaskStatus(StrEnum):
@@ -22,7 +25,11 @@ class TaskStatus(StrEnum):
 FINISHED_STATUSES = frozenset({TaskStatus.SUCCEEDED, TaskStatus.DEAD, TaskStatus.CANCELLED})
 
 
-@dataclass(frozen=True, slots=True)
+# Records made once per task on the hot path are plain slotted dataclasses: a frozen dataclass
+# pays object.__setattr__ per field, which showed up in the enqueue profile.
+
+
+@dataclass(slots=True)
 class NewTask:
     """A validated task to enqueue, with every server default already filled in."""
 
@@ -39,9 +46,9 @@ class NewTask:
     backoff_cap: timedelta
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EnqueueOutcome:
-    task_id: UUID | None
+    task_id: TaskId | None
     created: bool
     error: TaskQueueError | None = None
 
@@ -58,10 +65,10 @@ class LeaseOrder:
     wait: timedelta
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LeasedTask:
-    task_id: UUID
-    lease_id: UUID
+    task_id: TaskId
+    lease_id: TaskId
     queue: str
     type: str
     payload_json: str
@@ -72,29 +79,29 @@ class LeasedTask:
     priority: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LeaseRef:
-    task_id: UUID
-    lease_id: UUID
+    task_id: TaskId
+    lease_id: TaskId
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Completion:
-    task_id: UUID
-    lease_id: UUID
+    task_id: TaskId
+    lease_id: TaskId
     result_json: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Failure:
-    task_id: UUID
-    lease_id: UUID
+    task_id: TaskId
+    lease_id: TaskId
     error: str
     permanent: bool
     retry_after: timedelta | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FailureFacts:
     """What the retry policy needs to know about a task whose attempt just failed."""
 
@@ -105,25 +112,25 @@ class FailureFacts:
     cancel_requested: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FailureDecision:
     status: TaskStatus  # QUEUED (retry after delay), DEAD or CANCELLED
     delay: timedelta  # until the retry; zero when finished
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HeartbeatOutcome:
-    task_id: UUID
+    task_id: TaskId
     lease_expires_at: datetime | None = None
     cancel_requested: bool = False
     error: TaskQueueError | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FinishOutcome:
     """The outcome of one Complete or Fail item."""
 
-    task_id: UUID
+    task_id: TaskId
     error: TaskQueueError | None = None
     new_status: TaskStatus | None = None
     next_run_at: datetime | None = None
@@ -143,7 +150,7 @@ class Attempt:
 class TaskView:
     """A task as operators and producers see it."""
 
-    id: UUID
+    id: TaskId
     queue: str
     type: str
     payload_json: str
@@ -181,7 +188,7 @@ class PageCursor:
     """Keyset position: the last task of the previous page (listings go newest first)."""
 
     created_at: datetime
-    task_id: UUID
+    task_id: TaskId
 
 
 @dataclass(frozen=True, slots=True)

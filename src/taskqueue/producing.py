@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from uuid import UUID
 
 from taskqueue.clock import Clock
-from taskqueue.domain import EnqueueOutcome, NewTask, TaskView
+from taskqueue.domain import EnqueueOutcome, NewTask, TaskId, TaskView
 from taskqueue.storage.database import Database
 from taskqueue.storage.tasks_admin import cancel_task
 from taskqueue.storage.tasks_enqueue import enqueue_tasks
@@ -21,10 +20,10 @@ class Producing:
     async def enqueue(self, tasks: Sequence[NewTask]) -> list[EnqueueOutcome]:
         return await enqueue_tasks(self._db, tasks, self._clock.now())
 
-    async def get(self, task_id: UUID) -> TaskView:
+    async def get(self, task_id: TaskId) -> TaskView:
         return await get_task(self._db, task_id, self._clock.now())
 
-    async def cancel(self, task_id: UUID) -> TaskView:
+    async def cancel(self, task_id: TaskId) -> TaskView:
         """Cancel a queued task now; flag a leased one for its worker; refuse a finished one."""
         await cancel_task(self._db, task_id, self._clock.now())
         return await get_task(self._db, task_id, self._clock.now())

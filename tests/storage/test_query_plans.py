@@ -97,11 +97,7 @@ def test_reaper_walks_the_lease_expiry_index(seeded_db: str) -> None:
 def test_reports_never_scan_finished_history(seeded_db: str) -> None:
     # The planner may look tasks up by primary key or walk the (small) set of live leases;
     # either is fine, scanning the table with its 200k finished rows is not.
-    ids = [uuid.uuid4() for _ in range(50)]
-    plan = _plan(
-        seeded_db,
-        "task_complete_if_leased",
-        {"now": None, "ids": ids, "lease_ids": ids, "results": [None] * 50},
-    )
+    items = json.dumps([[str(uuid.uuid4()), str(uuid.uuid4()), None] for _ in range(50)])
+    plan = _plan(seeded_db, "task_complete_if_leased", {"now": None, "items": items})
     assert any(index in ("tasks_pkey", "tasks_lease_expiry_idx") for _, _, index in plan), _scans(plan)
     assert not any(node == "Seq Scan" and rel == "tasks" for node, rel, _ in plan), _scans(plan)

@@ -48,9 +48,7 @@ class AdminServicer(pb_grpc.AdminServicer):
             raise InvalidArgument("give either task_ids or filter, not both")
         ids = check.requeue_ids(request.task_ids, self._limits) if request.task_ids else None
         requeued = await self._admin.requeue_dead(ids, task_filter, request.limit or None, request.dry_run)
-        return pb.RequeueDeadResponse(
-            count=len(requeued), task_ids=[str(i) for i in requeued[:_MAX_IDS_IN_ANSWER]]
-        )
+        return pb.RequeueDeadResponse(count=len(requeued), task_ids=requeued[:_MAX_IDS_IN_ANSWER])
 
     async def PurgeTasks(self, request: pb.PurgeTasksRequest, context: Context) -> pb.PurgeTasksResponse:
         task_filter = check.task_filter(request.filter, self._limits)

@@ -43,30 +43,37 @@ def dur(value: timedelta) -> Duration:
     return Duration(seconds=seconds, nanos=rest * 1000)
 
 
-def leased_task(t: LeasedTask) -> pb.LeasedTask:
-    return pb.LeasedTask(
-        task_id=str(t.task_id),
-        lease_id=str(t.lease_id),
-        queue=t.queue,
-        type=t.type,
-        payload=t.payload_json.encode(),
-        attempt=t.attempt,
-        max_attempts=t.max_attempts,
-        lease_expires_at=ts(t.lease_expires_at),
-        timeout=dur(t.timeout),
-        priority=t.priority,
+def lease_response(tasks: list[LeasedTask]) -> pb.LeaseResponse:
+    # Tasks leased together share their expiry and mostly their timeout: convert each value once.
+    times: dict[datetime, Timestamp] = {}
+    durations: dict[timedelta, Duration] = {}
+    return pb.LeaseResponse(
+        tasks=[
+            pb.LeasedTask(
+                task_id=t.task_id,
+                lease_id=t.lease_id,
+                queue=t.queue,
+                type=t.type,
+                payload=t.payload_json.encode(),
+                attempt=t.attempt,
+                max_attempts=t.max_attempts,
+                lease_expires_at=times.get(t.lease_expires_at)
+                or times.setdefault(t.lease_expires_at, ts(t.lease_expires_at)),
+                timeout=durations.get(t.timeout) or durations.setdefault(t.timeout, dur(t.timeout)),
+                priority=t.priority,
+            )
+            for t in tasks
+        ]
     )
 
 
 def enqueue_result(o: EnqueueOutcome) -> pb.EnqueueResult:
-    return pb.EnqueueResult(
-        status=item_status(o.error), task_id=str(o.task_id) if o.task_id else "", created=o.created
-    )
+    return pb.EnqueueResult(status=item_status(o.error), task_id=o.task_id or "", created=o.created)
 
 
 def heartbeat_result(o: HeartbeatOutcome) -> pb.HeartbeatResult:
     result = pb.HeartbeatResult(
-        task_id=str(o.task_id), status=item_status(o.error), cancel_requested=o.cancel_requested
+        task_id=o.task_id, status=item_status(o.error), cancel_requested=o.cancel_requested
     )
     if o.lease_expires_at is not None:
         result.lease_expires_at.CopyFrom(ts(o.lease_expires_at))
@@ -74,11 +81,11 @@ def heartbeat_result(o: HeartbeatOutcome) -> pb.HeartbeatResult:
 
 
 def item_result(o: FinishOutcome) -> pb.ItemResult:
-    return pb.ItemResult(task_id=str(o.task_id), status=item_status(o.error))
+    return pb.ItemResult(task_id=o.task_id, status=item_status(o.error))
 
 
 def fail_result(o: FinishOutcome) -> pb.FailResult:
-    result = pb.FailResult(task_id=str(o.task_id), status=item_status(o.error))
+    result = pb.FailResult(task_id=o.task_id, status=item_status(o.error))
     if o.new_status is not None:
         result.new_status = STATUS_TO_PROTO[o.new_status]
     if o.next_run_at is not None and o.new_status is TaskStatus.SCHEDULED:
@@ -101,7 +108,7 @@ def attempt(a: Attempt) -> pb.Attempt:
 
 def task(t: TaskView) -> pb.Task:
     msg = pb.Task(
-        id=str(t.id),
+        id=t.id,
         queue=t.queue,
         type=t.type,
         payload=t.payload_json.encode(),

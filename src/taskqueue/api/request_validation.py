@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
@@ -26,6 +27,7 @@ from taskqueue.domain import (
     NewTask,
     PageCursor,
     TaskFilter,
+    TaskId,
     TaskStatus,
 )
 from taskqueue.errors import InvalidArgument
@@ -53,20 +55,29 @@ def _seconds(d: timedelta) -> str:
     return text
 
 
+_WHITESPACE = re.compile(r"\s")
+
+
 def name(value: str, field: str, limits: Limits) -> str:
     """Queue, type and worker names: 1..max_name_length printable characters, no whitespace."""
     if not value:
         raise InvalidArgument(f"{field} is empty; it must be 1 to {limits.max_name_length} characters")
     if len(value) > limits.max_name_length:
         raise InvalidArgument(f"{field} is {len(value)} characters; the limit is {limits.max_name_length}")
-    if not value.isprintable() or any(c.isspace() for c in value):
+    if not value.isprintable() or _WHITESPACE.search(value):
         raise InvalidArgument(f"{field} {value!r} contains whitespace or control characters")
     return value
 
 
-def task_id(value: str, field: str) -> UUID:
+_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def task_id(value: str, field: str) -> TaskId:
+    """Any UUID spelling -> the canonical text form (lowercase, hyphenated), as PostgreSQL prints it."""
+    if _CANONICAL_UUID.fullmatch(value):
+        return value
     try:
-        return UUID(value)
+        return str(UUID(value))
     except ValueError:
         shown = value if len(value) <= 64 else value[:64] + "..."
         raise InvalidArgument(f"{field} {shown!r} is not a valid UUID") from None
@@ -130,7 +141,7 @@ def _batch(items: Sequence[object], field: str, limits: Limits) -> None:
         raise InvalidArgument(f"{field} has {len(items)} items; the limit is {limits.max_batch}")
 
 
-def _no_duplicates(ids: Sequence[UUID], field: str) -> None:
+def _no_duplicates(ids: Sequence[TaskId], field: str) -> None:
     if len(set(ids)) != len(ids):
         raise InvalidArgument(f"{field} names the same task_id twice")
 
@@ -371,14 +382,14 @@ def page_token(token: str) -> PageCursor | None:
         return None
     try:
         created_at, _, tid = base64.urlsafe_b64decode(token.encode()).decode().partition("|")
-        return PageCursor(datetime.fromisoformat(created_at), UUID(tid))
+        return PageCursor(datetime.fromisoformat(created_at), str(UUID(tid)))
     except (ValueError, binascii.Error, UnicodeError):
         raise InvalidArgument(
             "page_token is malformed; pass the next_page_token of a previous response"
         ) from None
 
 
-def requeue_ids(ids: Sequence[str], limits: Limits) -> list[UUID]:
+def requeue_ids(ids: Sequence[str], limits: Limits) -> list[TaskId]:
     if len(ids) > limits.max_batch:
         raise InvalidArgument(f"task_ids has {len(ids)} ids; the limit is {limits.max_batch}")
     return [task_id(v, f"task_ids[{i}]") for i, v in enumerate(ids)]

@@ -41,7 +41,7 @@ class TaskQueueServicer(pb_grpc.TaskQueueServicer):
     async def Lease(self, request: pb.LeaseRequest, context: Context) -> pb.LeaseResponse:
         order = check.lease(request, self._limits, self._defaults)
         tasks = await self._leasing.lease(order)
-        return pb.LeaseResponse(tasks=[out.leased_task(t) for t in tasks])
+        return out.lease_response(tasks)
 
     async def Heartbeat(self, request: pb.HeartbeatRequest, context: Context) -> pb.HeartbeatResponse:
         refs, lease_duration = check.heartbeat(request, self._limits, self._defaults)

@@ -10,6 +10,7 @@ from typing import Any
 
 import psycopg
 from psycopg import AsyncConnection
+from psycopg.types.string import TextLoader
 from psycopg_pool import AsyncConnectionPool
 
 from taskqueue.errors import Unavailable
@@ -25,6 +26,11 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+async def _configure(conn: Connection) -> None:
+    # uuid columns load as canonical text (the domain's TaskId), not as uuid.UUID objects.
+    conn.adapters.register_loader("uuid", TextLoader)
+
+
 class Database:
     """A small pool of autocommit connections; `transaction()` for multi-statement work."""
 
@@ -36,6 +42,7 @@ class Database:
             timeout=pool_timeout.total_seconds(),
             open=False,
             kwargs={"autocommit": True},
+            configure=_configure,
             name="taskqueue",
         )
         self.url = url

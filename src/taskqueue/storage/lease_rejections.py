@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from uuid import UUID
 
-from taskqueue.domain import LeaseRef
+from taskqueue.domain import LeaseRef, TaskId
 from taskqueue.errors import LeaseLost, NotFound, TaskQueueError
 from taskqueue.storage.database import Connection
 from taskqueue.storage.queries import QUERIES
@@ -14,13 +13,13 @@ from taskqueue.storage.queries import QUERIES
 
 async def explain_rejections(
     conn: Connection, refs: Sequence[LeaseRef], now: datetime | None
-) -> dict[UUID, TaskQueueError]:
+) -> dict[TaskId, TaskQueueError]:
     """For reports that matched no live lease, say what happened to each task instead."""
     if not refs:
         return {}
     cur = await conn.execute(QUERIES["task_lease_state"], {"ids": [r.task_id for r in refs]})
     state = {row[0]: row[1:] for row in await cur.fetchall()}
-    errors: dict[UUID, TaskQueueError] = {}
+    errors: dict[TaskId, TaskQueueError] = {}
     for ref in refs:
         if ref.task_id not in state:
             errors[ref.task_id] = NotFound(f"task {ref.task_id} not found")

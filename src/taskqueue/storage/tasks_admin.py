@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from uuid import UUID
 
-from taskqueue.domain import TaskFilter, TaskStatus
+from taskqueue.domain import TaskFilter, TaskId, TaskStatus
 from taskqueue.errors import Conflict, NotFound
 from taskqueue.storage.database import Database
 from taskqueue.storage.queries import QUERIES
@@ -18,7 +17,7 @@ class _DryRun(Exception):
     """Raised inside a transaction to roll back a dry run after counting what it would change."""
 
 
-async def cancel_task(db: Database, task_id: UUID, now: datetime | None) -> None:
+async def cancel_task(db: Database, task_id: TaskId, now: datetime | None) -> None:
     async with db.connection() as conn:
         cur = await conn.execute(QUERIES["task_cancel"], {"id": task_id, "now": now})
         if await cur.fetchone() is not None:
@@ -32,16 +31,16 @@ async def cancel_task(db: Database, task_id: UUID, now: datetime | None) -> None
 
 async def requeue_dead(
     db: Database,
-    task_ids: Sequence[UUID] | None,
+    task_ids: Sequence[TaskId] | None,
     task_filter: TaskFilter,
     limit: int | None,
     dry_run: bool,
     now: datetime | None,
-) -> list[UUID]:
+) -> list[TaskId]:
     """Requeue dead tasks by id (those not dead are skipped) or by filter; returns the ids.
 
     A dry run executes the very same statement and rolls it back, so its answer is exact."""
-    requeued: list[UUID] = []
+    requeued: list[TaskId] = []
     try:
         async with db.transaction() as conn:
             if task_ids is not None:

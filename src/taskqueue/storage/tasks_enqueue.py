@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime
 
-from taskqueue.domain import EnqueueOutcome, NewTask
+from taskqueue.domain import EnqueueOutcome, NewTask, TaskId
 from taskqueue.errors import AlreadyExists, Unavailable
 from taskqueue.storage.database import Connection, Database
 from taskqueue.storage.queries import QUERIES
@@ -24,24 +25,9 @@ async def enqueue_tasks(db: Database, tasks: Sequence[NewTask], now: datetime | 
     async with db.connection() as conn:
         for _ in range(_MAX_ROUNDS):
             ids = new_task_ids(len(pending))
-            batch = [tasks[i] for i in pending]
             cur = await conn.execute(
                 QUERIES["task_insert_batch"],
-                {
-                    "now": now,
-                    "ids": ids,
-                    "queues": [t.queue for t in batch],
-                    "types": [t.type for t in batch],
-                    "payloads": [t.payload_json for t in batch],
-                    "priorities": [t.priority for t in batch],
-                    "run_ats": [t.run_at for t in batch],
-                    "delays": [t.delay for t in batch],
-                    "max_attempts": [t.max_attempts for t in batch],
-                    "timeouts": [t.timeout for t in batch],
-                    "backoff_bases": [t.backoff_base for t in batch],
-                    "backoff_caps": [t.backoff_cap for t in batch],
-                    "keys": [t.idempotency_key for t in batch],
-                },
+                {"now": now, "tasks": _as_json(ids, [tasks[i] for i in pending])},
             )
             inserted_ids = {row[0] for row in await cur.fetchall()}
             conflicts = []
@@ -54,6 +40,21 @@ async def enqueue_tasks(db: Database, tasks: Sequence[NewTask], now: datetime | 
             if not pending:
                 return [outcomes[i] for i in range(len(tasks))]
     raise Unavailable("idempotency keys kept changing during enqueue; retry")
+
+
+def _as_json(ids: list[TaskId], tasks: Sequence[NewTask]) -> str:
+    """The batch as one JSON document for task_insert_batch (payloads are already valid JSON text)."""
+    dumps = json.dumps
+    rows = []
+    for task_id, t in zip(ids, tasks, strict=True):
+        run_at = "null" if t.run_at is None else repr(t.run_at.timestamp())
+        key = "null" if t.idempotency_key is None else dumps(t.idempotency_key)
+        rows.append(
+            f'["{task_id}",{dumps(t.queue)},{dumps(t.type)},{t.payload_json},{t.priority},{run_at},'
+            f"{t.delay.total_seconds()!r},{t.max_attempts},{t.timeout.total_seconds()!r},"
+            f"{t.backoff_base.total_seconds()!r},{key},{t.backoff_cap.total_seconds()!r}]"
+        )
+    return "[" + ",".join(rows) + "]"
 
 
 async def _resolve_existing(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from uuid import UUID
 
 from taskqueue.domain import (
     Completion,
@@ -13,6 +12,7 @@ from taskqueue.domain import (
     FailureFacts,
     FinishOutcome,
     LeaseRef,
+    TaskId,
     TaskStatus,
 )
 from taskqueue.storage.database import Database
@@ -24,18 +24,19 @@ from taskqueue.storage.ready_notifications import notify_ready
 Decide = Callable[[Failure, FailureFacts], FailureDecision]
 
 
+def _as_json(completions: Sequence[Completion]) -> str:
+    """One JSON document for the batch; ids are validated UUID text and results valid JSON."""
+    rows = [f'["{c.task_id}","{c.lease_id}",{c.result_json or "null"}]' for c in completions]
+    return "[" + ",".join(rows) + "]"
+
+
 async def complete_if_leased(
     db: Database, completions: Sequence[Completion], now: datetime | None
 ) -> list[FinishOutcome]:
     async with db.connection() as conn:
         cur = await conn.execute(
             QUERIES["task_complete_if_leased"],
-            {
-                "now": now,
-                "ids": [c.task_id for c in completions],
-                "lease_ids": [c.lease_id for c in completions],
-                "results": [c.result_json for c in completions],
-            },
+            {"now": now, "items": _as_json(completions)},
         )
         done = {row[0] for row in await cur.fetchall()}
         rejected = [LeaseRef(c.task_id, c.lease_id) for c in completions if c.task_id not in done]
@@ -64,7 +65,7 @@ async def fail_if_leased(
         facts = {row[0]: FailureFacts(*row[1:]) for row in await cur.fetchall()}
         live = [f for f in failures if f.task_id in facts]
         decisions = [decide(f, facts[f.task_id]) for f in live]
-        applied: dict[UUID, tuple[str, datetime]] = {}
+        applied: dict[TaskId, tuple[str, datetime]] = {}
         if live:
             cur = await conn.execute(
                 QUERIES["task_fail_locked"],

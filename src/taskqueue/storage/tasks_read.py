@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
-from uuid import UUID
 
 from taskqueue.domain import (
     Attempt,
     PageCursor,
     QueueStats,
     TaskFilter,
+    TaskId,
     TaskPage,
     TaskStatus,
     TaskView,
@@ -61,7 +61,7 @@ def task_filter_params(f: TaskFilter) -> dict[str, object]:
     }
 
 
-async def get_task(db: Database, task_id: UUID, now: datetime | None) -> TaskView:
+async def get_task(db: Database, task_id: TaskId, now: datetime | None) -> TaskView:
     async with db.connection() as conn:
         cur = await conn.execute(QUERIES["task_get"], {"id": task_id, "now": now})
         row = await cur.fetchone()

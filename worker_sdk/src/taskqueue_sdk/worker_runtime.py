@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("taskqueue_sdk.worker")
 
+_LEASE_GATHER_SECONDS = 0.005
+
 
 @dataclass(slots=True)
 class _Running:
@@ -105,6 +107,11 @@ class WorkerRuntime:
             if free <= 0:
                 await self._wait_for_slot()
                 continue
+            if free < self._options.concurrency // 2 and self._running:
+                # Gather freed slots for a moment, so that one Lease call fills many of them
+                # rather than one call per slot (fast handlers would otherwise cost an RPC each).
+                await self._until_stopped(asyncio.sleep(_LEASE_GATHER_SECONDS))
+                free = self._options.concurrency - len(self._running)
             wait = 0.0 if self._burst else self._options.poll_wait
             request = pb.LeaseRequest(
                 worker_id=self._options.worker_id,

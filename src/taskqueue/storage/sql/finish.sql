@@ -7,7 +7,9 @@ WITH done AS (
         lease_expires_at = NULL,
         finished_at = coalesce(%(now)s::timestamptz, now()),
         updated_at = coalesce(%(now)s::timestamptz, now())
-    FROM unnest(%(ids)s::uuid[], %(lease_ids)s::uuid[], %(results)s::jsonb[]) AS i(id, lease_id, result)
+    -- %(items)s: one JSON array per report, [task_id, lease_id, result or null].
+    FROM (SELECT (x->>0)::uuid AS id, (x->>1)::uuid AS lease_id, nullif(x->2, 'null') AS result
+          FROM jsonb_array_elements(%(items)s::jsonb) AS e(x)) AS i
     WHERE t.id = i.id AND t.lease_id = i.lease_id AND t.status = 'leased'
       AND t.lease_expires_at > coalesce(%(now)s::timestamptz, now())
     RETURNING t.id, t.attempts, t.lease_id, t.lease_owner, t.started_at, t.finished_at
