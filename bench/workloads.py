@@ -17,7 +17,9 @@ class Shape:
     producers: int = 2
     workers: int = 2
     batch: int = 500
-    concurrency: int = 64  # per worker process
+    concurrency: int = (
+        256  # per worker process: tasks in flight (PGQueuer and Procrastinate use their own best settings)
+    )
     single_inflight: int = 16  # concurrent single-task enqueues per producer
     single_tasks: int = 4_000
     pickup_rate: float = 200.0

@@ -70,9 +70,13 @@ async def get_task(db: Database, task_id: TaskId, now: datetime | None) -> TaskV
         cur = await conn.execute(QUERIES["task_attempts_of"], {"id": task_id})
         history = [Attempt(*r) for r in await cur.fetchall()]
     task = _task_view(row)
+    # task_attempts holds the attempts that failed or expired; the running attempt and the
+    # successful one live in the task row itself.
     if task.status is TaskStatus.LEASED and task.started_at and task.lease_owner:
-        # The running attempt is recorded in task_attempts only when it ends.
         history.append(Attempt(task.attempts, task.lease_owner, task.started_at, None, "running", None))
+    elif task.status is TaskStatus.SUCCEEDED and task.started_at and task.lease_owner:
+        ended = task.finished_at
+        history.append(Attempt(task.attempts, task.lease_owner, task.started_at, ended, "succeeded", None))
     return _task_view(row, tuple(history))
 
 

@@ -4,32 +4,66 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Any
 
 
-@dataclass
 class TaskContext:
     """Passed to handlers that take a second argument.
 
     `cancelled` is set when the task was cancelled, its lease was lost or its timeout passed: an
-    async handler is cancelled outright, a sync handler should check `ctx.cancelled.is_set()`
-    (or `ctx.should_stop`) in its loops and return early.
+    async handler is cancelled outright, a sync handler should check `ctx.should_stop` (or
+    `ctx.cancelled.is_set()`) in its loops and return early.
+
+    Built once per task on the worker's hot path, so the costlier parts (the threading.Event, the
+    datetime) are made only when a handler asks for them.
     """
 
-    task_id: str
-    type: str
-    queue: str
-    attempt: int
-    max_attempts: int
-    lease_expires_at: datetime
-    cancelled: threading.Event = field(default_factory=threading.Event)
-    stop_reason: str = ""
-    _extend: Callable[[], Awaitable[None]] | None = field(default=None, repr=False)
+    __slots__ = ("_event", "_expires", "_extend", "_stopped", "attempt", "max_attempts", "queue",
+                 "stop_reason", "task_id", "type")  # fmt: skip
+
+    def __init__(
+        self,
+        task_id: str,
+        type: str,
+        queue: str,
+        attempt: int,
+        max_attempts: int,
+        lease_expires_at: Any,  # a datetime, or a protobuf Timestamp converted on first use
+        extend: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.task_id = task_id
+        self.type = type
+        self.queue = queue
+        self.attempt = attempt
+        self.max_attempts = max_attempts
+        self.stop_reason = ""
+        self._expires = lease_expires_at
+        self._extend = extend
+        self._stopped = False
+        self._event: threading.Event | None = None
+
+    def __repr__(self) -> str:
+        return f"TaskContext(task_id={self.task_id!r}, type={self.type!r}, attempt={self.attempt})"
+
+    @property
+    def lease_expires_at(self) -> datetime:
+        if not isinstance(self._expires, datetime):
+            self._expires = self._expires.ToDatetime(UTC)
+        return self._expires
+
+    @property
+    def cancelled(self) -> threading.Event:
+        if self._event is None:
+            event = threading.Event()
+            self._event = event
+            if self._stopped:  # _stop() may have run while the event was being made
+                event.set()
+        return self._event
 
     @property
     def should_stop(self) -> bool:
-        return self.cancelled.is_set()
+        return self._stopped
 
     @property
     def is_last_attempt(self) -> bool:
@@ -41,6 +75,8 @@ class TaskContext:
             await self._extend()
 
     def _stop(self, reason: str) -> None:
-        if not self.cancelled.is_set():
+        if not self._stopped:
             self.stop_reason = reason
-            self.cancelled.set()
+            self._stopped = True
+            if self._event is not None:
+                self._event.set()

@@ -25,7 +25,7 @@ class Registration:
     is_async: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outcome:
     """What to report: success with a result, or a failure (retryable or permanent).
 

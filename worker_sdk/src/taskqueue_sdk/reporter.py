@@ -4,6 +4,7 @@ next Complete or Fail call, so batching adds no waiting when the worker is idle.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable
@@ -26,7 +27,6 @@ _MAX_BATCH = 500
 class _Pending:
     task: pb.LeasedTask
     outcome: Outcome
-    done: asyncio.Future[None]
     give_up_at: float  # after the lease's expiry nothing we send can be applied any more
 
 
@@ -36,21 +36,20 @@ class Reporter:
         self._worker_id = worker_id
         self._timeout = call_timeout
         self._queue: list[_Pending] = []
-        self._unacked: set[asyncio.Future[None]] = set()  # queued or being sent
+        self._sending: list[_Pending] = []
+        self._idle = asyncio.Event()  # set while nothing is queued or being sent
+        self._idle.set()
         self._wake = asyncio.Event()
         self.rejected = 0  # reports the server refused (lease lost): the late results of this worker
 
     def pending_leases(self) -> list[pb.LeasedTask]:
         """Tasks whose outcome is not yet acknowledged: their leases must be kept alive."""
-        return [p.task for p in self._queue]
+        return [p.task for p in self._sending] + [p.task for p in self._queue]
 
-    def submit(self, task: pb.LeasedTask, outcome: Outcome, lease_left: float) -> asyncio.Future[None]:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._unacked.add(done)
-        done.add_done_callback(self._unacked.discard)
-        self._queue.append(_Pending(task, outcome, done, time.monotonic() + lease_left))
+    def submit(self, task: pb.LeasedTask, outcome: Outcome, lease_left: float) -> None:
+        self._queue.append(_Pending(task, outcome, time.monotonic() + lease_left))
+        self._idle.clear()
         self._wake.set()
-        return done
 
     async def run(self) -> None:
         """Until cancelled: send what is queued, retrying transient failures with backoff."""
@@ -59,8 +58,9 @@ class Reporter:
             await self._wake.wait()
             self._wake.clear()
             while self._queue:
-                batch, self._queue = self._queue[:_MAX_BATCH], self._queue[_MAX_BATCH:]
-                unsent, error = await self._send(batch)
+                self._sending, self._queue = self._queue[:_MAX_BATCH], self._queue[_MAX_BATCH:]
+                unsent, error = await self._send(self._sending)
+                self._sending = []
                 if not unsent:
                     backoff.reset()
                     continue
@@ -70,14 +70,15 @@ class Reporter:
                         log.warning(
                             "gave up reporting task %s: its lease expired (%s)", p.task.task_id, error
                         )
-                        p.done.set_result(None)
                 self._queue = [p for p in unsent if p.give_up_at > now] + self._queue
                 await asyncio.sleep(backoff.next_delay())
+            self._idle.set()
 
     async def flush(self, timeout: float) -> None:
         """Wait until everything submitted so far is acknowledged (or timeout)."""
-        if self._unacked:
-            await asyncio.wait(set(self._unacked), timeout=timeout)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._idle.wait()
 
     async def _send(self, batch: list[_Pending]) -> tuple[list[_Pending], BaseException | None]:
         """One Complete and one Fail call at most; returns the items whose call failed."""
@@ -125,5 +126,3 @@ class Reporter:
                     p.task.attempt,
                     result.status.message,
                 )
-            if not p.done.done():
-                p.done.set_result(None)

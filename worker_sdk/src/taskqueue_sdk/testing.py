@@ -40,12 +40,12 @@ def run_task(
 ) -> TaskOutcome:
     """Run `handler` once on `payload` (round-tripped through JSON, as on the wire)."""
     ctx = TaskContext(
-        task_id=str(uuid.uuid4()),
-        type=getattr(handler, "__name__", "handler"),
-        queue="test",
-        attempt=attempt,
-        max_attempts=max_attempts,
-        lease_expires_at=datetime.now(UTC) + timedelta(minutes=5),
+        str(uuid.uuid4()),
+        getattr(handler, "__name__", "handler"),
+        "test",
+        attempt,
+        max_attempts,
+        datetime.now(UTC) + timedelta(minutes=5),
     )
     registration = register(handler, model)
 

@@ -63,9 +63,8 @@ async def call_with_retry(
             return await call(max(left, 0.001))
         except grpc.RpcError as e:
             code = e.code() if isinstance(e, aio.AioRpcError) else None
-            delay = backoff.next_delay()
-            if not (retry and settings.retry_unavailable and code in _RETRYABLE):
+            left = deadline - time.monotonic()
+            if not (retry and settings.retry_unavailable and code in _RETRYABLE) or left <= 0.001:
                 raise from_rpc_error(e) from None
-            if time.monotonic() + delay >= deadline:
-                raise from_rpc_error(e) from None
-            await asyncio.sleep(delay)
+            # Use the whole budget: the last wait is cut short to end at the deadline.
+            await asyncio.sleep(min(backoff.next_delay(), left))

@@ -10,7 +10,6 @@ import time
 from collections.abc import Awaitable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -160,19 +159,19 @@ class WorkerRuntime:
                 older.superseded = True
                 self._interrupt(older, "lease lost")
         registration = self._registry[task.type]
-        ctx = TaskContext(
-            task_id=task.task_id,
-            type=task.type,
-            queue=task.queue,
-            attempt=task.attempt,
-            max_attempts=task.max_attempts,
-            lease_expires_at=task.lease_expires_at.ToDatetime(UTC),
-        )
 
         async def extend() -> None:
             await self._heartbeat([task])
 
-        ctx._extend = extend
+        ctx = TaskContext(
+            task.task_id,
+            task.type,
+            task.queue,
+            task.attempt,
+            task.max_attempts,
+            task.lease_expires_at,
+            extend,
+        )
         job = asyncio.create_task(self._execute(task, registration, ctx), name=f"task-{task.task_id}")
         self._running[task.lease_id] = _Running(
             task, registration, ctx, job, time.monotonic() + self._options.lease_duration
