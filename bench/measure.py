@@ -8,7 +8,9 @@ import statistics
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, LiteralString
+
+import psycopg
 
 CTX = mp.get_context("spawn")  # no fork: gRPC and asyncio state must not be copied into children
 
@@ -73,6 +75,22 @@ async def watch_stop(shared: Shared, on_stop: Callable[[], None]) -> None:
 def count_handled(shared: Shared, n: int = 1) -> None:
     with shared.handled.get_lock():
         shared.handled.value += n
+
+
+class RemainingProbe:
+    """Counts unfinished tasks with one long-lived connection: a new connection per poll would
+    fork a PostgreSQL backend each time and steal CPU from the system under test."""
+
+    def __init__(self, dsn: str, query: LiteralString) -> None:
+        self._conn = psycopg.connect(dsn, autocommit=True)
+        self._query = query
+
+    def __call__(self) -> int:
+        row = self._conn.execute(self._query).fetchone()
+        return int(row[0]) if row else 0
+
+    def close(self) -> None:
+        self._conn.close()
 
 
 @dataclass(frozen=True)

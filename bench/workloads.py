@@ -54,7 +54,7 @@ def throughput(system: Any, shape: Shape) -> float:
     shared.go.set()
     join_all(producers)
     while system.remaining() > 0:
-        time.sleep(0.005)
+        time.sleep(0.01)
     elapsed = time.monotonic() - began
     shared.stop.set()
     join_all(workers)

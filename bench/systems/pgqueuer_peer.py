@@ -13,12 +13,15 @@ import time
 from typing import Any
 
 import asyncpg
-import psycopg
 from pgqueuer import AsyncpgDriver, Job, Queries, QueueManager
 
-from bench.measure import Shared, count_handled, wait_go, watch_stop
+from bench.measure import RemainingProbe, Shared, count_handled, wait_go, watch_stop
 
 ENTRYPOINT = "noop"
+
+
+# The tasks not finished yet (done jobs are deleted); polled to see when a run ends.
+UNFINISHED = "SELECT count(*) FROM pgqueuer"
 
 
 class System:
@@ -28,6 +31,7 @@ class System:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
         asyncio.run(self._install())
+        self.remaining = RemainingProbe(dsn, UNFINISHED)
         self.config = {"dsn": dsn}
 
     async def _install(self) -> None:
@@ -37,13 +41,8 @@ class System:
         finally:
             await conn.close()
 
-    def remaining(self) -> int:
-        with psycopg.connect(self.dsn) as conn:
-            row = conn.execute("SELECT count(*) FROM pgqueuer").fetchone()  # done jobs are deleted
-        return int(row[0]) if row else 0
-
     def close(self) -> None:
-        pass
+        self.remaining.close()
 
     @staticmethod
     async def produce(config: dict[str, Any], shared: Shared, count: int, batch: int, inflight: int) -> None:

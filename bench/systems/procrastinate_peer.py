@@ -9,9 +9,8 @@ import time
 from typing import Any
 
 import procrastinate
-import psycopg
 
-from bench.measure import Shared, count_handled, wait_go, watch_stop
+from bench.measure import RemainingProbe, Shared, count_handled, wait_go, watch_stop
 
 QUEUE = "bench"
 TASK = "noop"
@@ -32,6 +31,10 @@ def _app(dsn: str, pool_size: int, shared: Shared | None = None) -> tuple[procra
     return app, app.task(name=TASK, queue=QUEUE)(noop)
 
 
+# The tasks not finished yet; polled to see when a run ends.
+UNFINISHED = "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"
+
+
 class System:
     name = "Procrastinate"
     key = "procrastinate"
@@ -39,6 +42,7 @@ class System:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
         asyncio.run(self._install())
+        self.remaining = RemainingProbe(dsn, UNFINISHED)
         self.config = {"dsn": dsn}
 
     async def _install(self) -> None:
@@ -46,15 +50,8 @@ class System:
         async with app.open_async():
             await app.schema_manager.apply_schema_async()
 
-    def remaining(self) -> int:
-        with psycopg.connect(self.dsn) as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')"
-            ).fetchone()
-        return int(row[0]) if row else 0
-
     def close(self) -> None:
-        pass
+        self.remaining.close()
 
     @staticmethod
     async def produce(config: dict[str, Any], shared: Shared, count: int, batch: int, inflight: int) -> None:

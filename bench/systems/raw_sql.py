@@ -8,9 +8,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
-import psycopg
-
-from bench.measure import Shared, count_handled, wait_go, watch_stop
+from bench.measure import RemainingProbe, Shared, count_handled, wait_go, watch_stop
 from bench.systems.taskqueue_grpc import QUEUE, seed_finished_tasks
 from taskqueue.domain import Completion, LeaseOrder, NewTask
 from taskqueue.storage.database import Database
@@ -31,6 +29,10 @@ async def _open(dsn: str, size: int) -> Database:
     return db
 
 
+# The tasks not finished yet; polled to see when a run ends.
+UNFINISHED = "SELECT count(*) FROM tasks WHERE status IN ('queued', 'leased')"
+
+
 class System:
     name = "raw SQL (same statements, no gRPC)"
     key = "raw_sql"
@@ -38,18 +40,14 @@ class System:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
         upgrade_to_head(dsn)
+        self.remaining = RemainingProbe(dsn, UNFINISHED)
         self.config = {"dsn": dsn}
-
-    def remaining(self) -> int:
-        with psycopg.connect(self.dsn) as conn:
-            row = conn.execute("SELECT count(*) FROM tasks WHERE status IN ('queued', 'leased')").fetchone()
-        return int(row[0]) if row else 0
 
     def seed_history(self, n: int) -> None:
         seed_finished_tasks(self.dsn, n)
 
     def close(self) -> None:
-        pass
+        self.remaining.close()
 
     @staticmethod
     async def produce(config: dict[str, Any], shared: Shared, count: int, batch: int, inflight: int) -> None:

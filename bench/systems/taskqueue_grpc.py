@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from bench.measure import Shared, count_handled, wait_go, watch_stop
+from bench.measure import RemainingProbe, Shared, count_handled, wait_go, watch_stop
 from taskqueue.storage.schema_migrations import upgrade_to_head
 from taskqueue_sdk import AsyncClient, TaskContext, TaskSpec, Worker
 
@@ -26,6 +26,10 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+# The tasks not finished yet; polled to see when a run ends.
+UNFINISHED = "SELECT count(*) FROM tasks WHERE status IN ('queued', 'leased')"
 
 
 class System:
@@ -44,6 +48,7 @@ class System:
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         self._wait_serving()
+        self.remaining = RemainingProbe(dsn, UNFINISHED)
         self.config = {"address": self.address, "dsn": dsn}
 
     def _wait_serving(self) -> None:
@@ -55,15 +60,11 @@ class System:
             time.sleep(0.1)
         raise RuntimeError("the taskqueue server did not start")
 
-    def remaining(self) -> int:
-        with psycopg.connect(self.dsn) as conn:
-            row = conn.execute("SELECT count(*) FROM tasks WHERE status IN ('queued', 'leased')").fetchone()
-        return int(row[0]) if row else 0
-
     def seed_history(self, n: int) -> None:
         seed_finished_tasks(self.dsn, n)
 
     def close(self) -> None:
+        self.remaining.close()
         self._server.terminate()
         self._server.wait(30)
 
