@@ -94,7 +94,7 @@ def json_text(data: bytes, field: str, max_bytes: int, *, empty_means_null: bool
     except UnicodeDecodeError as e:
         raise InvalidArgument(f"{field} is not valid UTF-8 (byte {e.start})") from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = _JSON.decode(text)
     except (ValueError, RecursionError) as e:
         raise InvalidArgument(f"{field} is not valid JSON: {str(e)[:200]}") from None
     # jsonb refuses \u0000 and lone surrogates that Python's json accepts; check only when escapes occur.
@@ -110,6 +110,10 @@ def json_text(data: bytes, field: str, max_bytes: int, *, empty_means_null: bool
 
 def _reject_constant(constant: str) -> object:
     raise ValueError(f"{constant} is not JSON")
+
+
+# One decoder for all calls: json.loads with options builds a new decoder every time.
+_JSON = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def duration(

@@ -60,6 +60,7 @@ class WorkerRuntime:
         self._force = force
         self._burst = burst
         self._running: dict[str, _Running] = {}  # by lease id: one task may come back to us
+        self._current_lease: dict[str, str] = {}  # task id -> its newest lease id, among _running
         self._slot_freed = asyncio.Event()
         self._executor = ThreadPoolExecutor(options.concurrency, thread_name_prefix="taskqueue-handler")
         self.reporter = Reporter(stub, options.worker_id, call_timeout)
@@ -153,11 +154,12 @@ class WorkerRuntime:
 
     def _start(self, task: pb.LeasedTask) -> None:
         self.leased += 1
-        for older in self._running.values():
-            if older.task.task_id == task.task_id and not older.superseded:
-                # A newer lease on the same task proves the older one expired and was reaped.
-                older.superseded = True
-                self._interrupt(older, "lease lost")
+        older = self._running.get(self._current_lease.get(task.task_id, ""))
+        if older is not None and not older.superseded:
+            # A newer lease on the same task proves the older one expired and was reaped.
+            older.superseded = True
+            self._interrupt(older, "lease lost")
+        self._current_lease[task.task_id] = task.lease_id
         registration = self._registry[task.type]
 
         async def extend() -> None:
@@ -185,6 +187,8 @@ class WorkerRuntime:
             )
         finally:
             entry = self._running.pop(task.lease_id, None)
+            if self._current_lease.get(task.task_id) == task.lease_id:
+                del self._current_lease[task.task_id]
             self._slot_freed.set()
         if not outcome.report:
             log.warning(
