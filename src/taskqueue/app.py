@@ -110,7 +110,11 @@ async def start_app(settings: Settings, clock: Clock | None = None) -> App:
     server = aio.server(interceptors=[ErrorInterceptor()], options=options)
     taskqueue_pb2_grpc.add_TaskQueueServicer_to_server(
         TaskQueueServicer(
-            Producing(db, clock), leasing, Reporting(db, clock), settings.limits, settings.defaults
+            Producing(db, clock, settings.limits.max_batch),
+            leasing,
+            Reporting(db, clock),
+            settings.limits,
+            settings.defaults,
         ),
         server,
     )

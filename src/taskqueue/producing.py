@@ -6,19 +6,20 @@ from collections.abc import Sequence
 
 from taskqueue.clock import Clock
 from taskqueue.domain import EnqueueOutcome, NewTask, TaskId, TaskView
+from taskqueue.enqueue_batching import EnqueueBatcher
 from taskqueue.storage.database import Database
 from taskqueue.storage.tasks_admin import cancel_task
-from taskqueue.storage.tasks_enqueue import enqueue_tasks
 from taskqueue.storage.tasks_read import get_task
 
 
 class Producing:
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, max_batch: int) -> None:
         self._db = db
         self._clock = clock
+        self._batcher = EnqueueBatcher(db, clock, max_batch)
 
     async def enqueue(self, tasks: Sequence[NewTask]) -> list[EnqueueOutcome]:
-        return await enqueue_tasks(self._db, tasks, self._clock.now())
+        return await self._batcher.enqueue(tasks)
 
     async def get(self, task_id: TaskId) -> TaskView:
         return await get_task(self._db, task_id, self._clock.now())

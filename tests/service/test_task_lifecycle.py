@@ -67,3 +67,20 @@ def test_delayed_task_is_scheduled_until_due(server: InProcessServer, clock) -> 
     clock.advance(timedelta(seconds=61))
     [t] = lease(server.tasks)
     assert t.task_id == task_id
+
+
+def test_concurrent_enqueues_sharing_statements_each_get_their_own_tasks(server: InProcessServer) -> None:
+    # Concurrent calls are merged into shared INSERTs on the server; every caller must still get
+    # back exactly the ids of its own tasks, in its own order.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def produce(n: int) -> tuple[int, list[str]]:
+        ids = enqueue(server.tasks, *[new_task(payload={"caller": n, "i": i}) for i in range(n % 3 + 1)])
+        return n, ids
+
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(produce, range(48)))
+    for n, ids in results:
+        assert [json.loads(get(server.tasks, i).payload) for i in ids] == [
+            {"caller": n, "i": i} for i in range(n % 3 + 1)
+        ]
