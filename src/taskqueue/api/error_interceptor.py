@@ -18,8 +18,34 @@ log = logging.getLogger(__name__)
 Handler = Callable[[Any, aio.ServicerContext[Any, Any]], Awaitable[Any]]
 
 
+class _Undecodable:
+    """Stands in for a request whose bytes are not a valid message (e.g. strings that are not UTF-8)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _safe(deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    # gRPC answers INTERNAL when a deserializer raises; a malformed request is the client's error.
+    if deserialize is None:
+        return None
+
+    def safe(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception as e:
+            return _Undecodable(e)
+
+    return safe
+
+
 def _guard(method: str, inner: Handler) -> Handler:
     async def guarded(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
+        if isinstance(request, _Undecodable):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"the request is not a valid {method.rsplit('/', 1)[-1]} message: {request.error}",
+            )
         try:
             return await inner(request, context)
         except TaskQueueError as e:
@@ -40,18 +66,27 @@ MethodHandler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 
 class ErrorInterceptor(aio.ServerInterceptor):
+    def __init__(self) -> None:
+        # Wrapped once per method, not once per call: the interceptor runs on every RPC.
+        self._wrapped: dict[str, MethodHandler] = {}
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[MethodHandler | None]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> MethodHandler | None:
+        method = handler_call_details.method
+        if method in self._wrapped:
+            return self._wrapped[method]
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler  # streaming services (reflection) and unknown methods pass through
         # Our servicers are coroutines: the unary handler of an aio server is awaitable.
         inner = cast(Handler, handler.unary_unary)
-        return grpc.unary_unary_rpc_method_handler(
-            _guard(handler_call_details.method, inner),
-            request_deserializer=handler.request_deserializer,
+        wrapped = grpc.unary_unary_rpc_method_handler(
+            _guard(method, inner),
+            request_deserializer=_safe(handler.request_deserializer),
             response_serializer=handler.response_serializer,
         )
+        self._wrapped[method] = wrapped
+        return wrapped

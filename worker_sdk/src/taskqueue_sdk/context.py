@@ -19,8 +19,8 @@ class TaskContext:
     datetime) are made only when a handler asks for them.
     """
 
-    __slots__ = ("_event", "_expires", "_extend", "_stopped", "attempt", "max_attempts", "queue",
-                 "stop_reason", "task_id", "type")  # fmt: skip
+    __slots__ = ("_event", "_expires", "_extend", "_stopped", "attempt", "lease_id", "max_attempts",
+                 "queue", "stop_reason", "task_id", "type")  # fmt: skip
 
     def __init__(
         self,
@@ -31,8 +31,10 @@ class TaskContext:
         max_attempts: int,
         lease_expires_at: Any,  # a datetime, or a protobuf Timestamp converted on first use
         extend: Callable[[], Awaitable[None]] | None = None,
+        lease_id: str = "",
     ) -> None:
         self.task_id = task_id
+        self.lease_id = lease_id  # this attempt's fencing token: handy to make side effects idempotent
         self.type = type
         self.queue = queue
         self.attempt = attempt

@@ -1,0 +1,59 @@
+"""A PostgreSQL cluster the fault harness owns, on TCP, so it may restart it (fast or immediate).
+
+It uses the binaries of the `pgserver` package, already installed with the server. PostgreSQL
+refuses to run as root, so under root the cluster runs as pgserver's own `pgserver` user.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from pgserver._commands import POSTGRES_BIN_PATH  # type: ignore[import-untyped]
+from pgserver.utils import ensure_prefix_permissions, ensure_user_exists  # type: ignore[import-untyped]
+
+_SYSTEM_USER = "pgserver"
+
+
+class Cluster:
+    def __init__(self, root: Path, port: int) -> None:
+        self.root = root
+        self.port = port
+        self.data = root / "pgdata"
+        self.sockets = root / "sockets"
+        self.log = root / "postgres.log"
+        self._as_other_user = os.geteuid() == 0
+
+    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        command = [str(POSTGRES_BIN_PATH / args[0]), *args[1:]]
+        if self._as_other_user:
+            command = ["runuser", "-u", _SYSTEM_USER, "--", *command]
+        return subprocess.run(command, capture_output=True, text=True, check=check, timeout=120)
+
+    def init(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.sockets.mkdir(exist_ok=True)
+        if self._as_other_user:
+            ensure_user_exists(_SYSTEM_USER)
+            ensure_prefix_permissions(self.root)
+            shutil.chown(self.root, _SYSTEM_USER)
+            shutil.chown(self.sockets, _SYSTEM_USER)
+        self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "--encoding=utf8")
+
+    def start(self) -> None:
+        options = f"-p {self.port} -h 127.0.0.1 -k {self.sockets} -c max_connections=300 -c fsync=on"
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-l", str(self.log), "-o", options, "start"
+        )
+
+    def restart(self, mode: str) -> None:
+        """mode: 'fast' (clients disconnected, clean shutdown) or 'immediate' (like a crash)."""
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-m", mode, "restart")
+
+    def stop(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop", check=False)
+
+    def url(self, database: str = "postgres", port: int | None = None) -> str:
+        return f"postgresql://postgres@127.0.0.1:{port or self.port}/{database}"
