@@ -19,7 +19,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,7 +61,7 @@ class BatteryConfig:
 class BatteryReport:
     config: dict[str, Any]
     seconds: float = 0.0
-    faults: Counter[str] = field(default_factory=Counter)
+    faults: dict[str, int] = field(default_factory=dict)  # injected, by kind
     server_crashes: int = 0  # exits nobody asked for
     worker_crashes: int = 0
     verdict: dict[str, Any] = field(default_factory=dict)
@@ -215,7 +214,7 @@ class Battery:
             self._later(self.rand.uniform(0.3, LEASE_SECONDS * 1.5), proxy.resume)
         elif kind in ("cut_worker_link", "cut_db_link"):
             (self.worker_proxy if kind == "cut_worker_link" else self.db_proxy).cut()
-        self.report.faults[kind] += 1
+        self.report.faults[kind] = self.report.faults.get(kind, 0) + 1
 
     def _supervise(self) -> None:
         """Restart processes that died on their own, and count them: a crash is a finding."""

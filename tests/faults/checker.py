@@ -41,7 +41,7 @@ class Verdict:
     wrongly_dead: list[str] = field(default_factory=list)
     wrongly_alive: list[str] = field(default_factory=list)
     exhausted_by_faults: int = 0  # tasks meant to succeed that used every attempt on expired leases
-    duplicate_executions: int = 0  # executions beyond the first, which at-least-once allows
+    duplicate_executions: int = 0  # runs beyond the planned failures and one success (at-least-once)
     outcomes: Counter[str] = field(default_factory=Counter)
 
     @property
@@ -102,7 +102,10 @@ def check(
             continue
         runs = by_task.get(task_id, [])
         starts = [e for e in runs if e.event == "start"]
-        verdict.duplicate_executions += max(0, len({e.lease_id for e in starts}) - 1)
+        planned_failures = len({e.lease_id for e in runs if e.event == "fail"})
+        # Executions the task did not need: beyond its planned failures and its one success.
+        needed = planned_failures + (1 if row.status == "succeeded" else 0)
+        verdict.duplicate_executions += max(0, len({e.lease_id for e in starts}) - needed)
         if row.status == "succeeded":
             # The stored result must come from the lease the task finished under, and that lease
             # must have been the one the row records: a late result of an older lease is a stale overwrite.

@@ -26,11 +26,18 @@ class Cluster:
         self.log = root / "postgres.log"
         self._as_other_user = os.geteuid() == 0
 
-    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _run(self, *args: str, check: bool = True, quiet: bool = False) -> None:
         command = [str(POSTGRES_BIN_PATH / args[0]), *args[1:]]
         if self._as_other_user:
             command = ["runuser", "-u", _SYSTEM_USER, "--", *command]
-        return subprocess.run(command, capture_output=True, text=True, check=check, timeout=120)
+        if quiet:
+            # The postmaster pg_ctl starts would inherit our pipes and keep them open for ever.
+            done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, timeout=120)  # fmt: skip
+            if check and done.returncode != 0:
+                raise RuntimeError(f"{args[0]} {' '.join(args[1:3])} failed; see {self.log}")
+            return
+        subprocess.run(command, capture_output=True, text=True, check=check, timeout=120)
 
     def init(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -50,10 +57,12 @@ class Cluster:
 
     def restart(self, mode: str) -> None:
         """mode: 'fast' (clients disconnected, clean shutdown) or 'immediate' (like a crash)."""
-        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-m", mode, "restart")
+        log = str(self.log)
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-t", "60", "-l", log, "-m", mode, "restart",
+                  quiet=True)  # fmt: skip
 
     def stop(self) -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop", check=False)
+        self._run("pg_ctl", "-D", str(self.data), "-w", "-m", "fast", "stop", check=False, quiet=True)
 
     def url(self, database: str = "postgres", port: int | None = None) -> str:
         return f"postgresql://postgres@127.0.0.1:{port or self.port}/{database}"

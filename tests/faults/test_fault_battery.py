@@ -8,9 +8,12 @@ import os
 from dataclasses import asdict
 from pathlib import Path
 
+import pytest
+
 from tests.faults.battery import FAULT_KINDS, BatteryConfig, run_battery
 
 
+@pytest.mark.timeout(900)
 def test_no_task_is_lost_or_overwritten_under_faults(tmp_path: Path) -> None:
     config = BatteryConfig(
         tasks=int(os.environ.get("FAULT_TASKS", "1500")),

@@ -240,3 +240,56 @@ def test_burst_mode_drains_the_queue_and_returns(server: InProcessServer, client
     client.enqueue_many([TaskSpec("count", i) for i in range(25)])
     asyncio.run(worker.run(burst=True))
     assert sorted(done) == list(range(25))
+
+
+def test_context_carries_the_lease_id_of_the_attempt(server: InProcessServer, client: Client) -> None:
+    worker = _worker(server)
+
+    @worker.task("who")
+    def who(payload: None, ctx: TaskContext) -> str:
+        return ctx.lease_id
+
+    running = WorkerThread(worker)
+    try:
+        task_id = client.enqueue("who")
+        lease_id = client.wait(task_id, timeout=10)
+    finally:
+        running.stop()
+    assert len(lease_id) == 36 and lease_id != task_id
+
+
+def test_a_worker_frozen_between_lease_and_start_does_not_run_stale_work(
+    server: InProcessServer, client: Client, clock: ShiftedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Regression (found by the fault battery): a worker stopped with SIGSTOP right after leasing
+    # ran the handler when it thawed, after another worker had already completed the task.
+    from taskqueue_sdk import worker_runtime
+
+    offset = [0.0]
+    monkeypatch.setattr(worker_runtime, "_now", lambda: time.monotonic() + offset[0])
+    original_start = worker_runtime.WorkerRuntime._start
+
+    def start_after_a_freeze(self: Any, task: Any, lease_until: float) -> None:
+        if task.attempt == 1:
+            offset[0] += 10.0  # the process "sleeps" 10 s between the lease and the start
+        original_start(self, task, lease_until)
+
+    monkeypatch.setattr(worker_runtime.WorkerRuntime, "_start", start_after_a_freeze)
+    ran: list[int] = []
+    worker = _worker(server, lease_duration=2.0)
+
+    @worker.task("once")
+    def once(payload: None, ctx: TaskContext) -> int:
+        ran.append(ctx.attempt)
+        return ctx.attempt
+
+    running = WorkerThread(worker)
+    try:
+        task_id = client.enqueue("once")
+        wait_for(lambda: client.get(task_id).status == "leased", what="the first lease")
+        clock.advance(timedelta(seconds=10))
+        assert server.reap() == {"queued": 1}
+        assert client.wait(task_id, timeout=15) == 2
+    finally:
+        running.stop()
+    assert ran == [2]

@@ -29,6 +29,10 @@ log = logging.getLogger("taskqueue_sdk.worker")
 
 _LEASE_GATHER_SECONDS = 0.005
 
+# The worker's clock for leases. Monotonic time keeps running while a process is stopped, which is
+# exactly what tells a worker thawed after SIGSTOP that its leases may be gone.
+_now = time.monotonic
+
 
 @dataclass(slots=True)
 class _Running:
@@ -36,7 +40,7 @@ class _Running:
     registration: Registration
     ctx: TaskContext
     job: asyncio.Task[None]
-    lease_until: float  # time.monotonic() by which the lease runs out, as far as we know
+    lease_until: float  # _now() by which the lease may run out: a lower bound, to be safe
     superseded: bool = False  # the server leased this task to us again: this lease is gone
 
 
@@ -121,6 +125,7 @@ class WorkerRuntime:
                 max_tasks=free,
                 wait=duration(wait),
             )
+            sent_at = _now()  # the leases cannot run out before sent_at + lease_duration
             call = asyncio.ensure_future(self._stub.Lease(request, timeout=wait + self._call_timeout))
             finished = await self._until_stopped(call)
             if finished is None:
@@ -140,7 +145,7 @@ class WorkerRuntime:
                 await self._release(list(reply.tasks))  # arrived as we stopped: not ours to run
                 break
             for task in reply.tasks:
-                self._start(task)
+                self._start(task, sent_at + self._options.lease_duration)
             if not reply.tasks and self._burst:
                 if not self._running:
                     break
@@ -152,7 +157,7 @@ class WorkerRuntime:
 
     # -- running -----------------------------------------------------------------------------
 
-    def _start(self, task: pb.LeasedTask) -> None:
+    def _start(self, task: pb.LeasedTask, lease_until: float) -> None:
         self.leased += 1
         older = self._running.get(self._current_lease.get(task.task_id, ""))
         if older is not None and not older.superseded:
@@ -173,14 +178,25 @@ class WorkerRuntime:
             task.max_attempts,
             task.lease_expires_at,
             extend,
+            task.lease_id,
         )
         job = asyncio.create_task(self._execute(task, registration, ctx), name=f"task-{task.task_id}")
-        self._running[task.lease_id] = _Running(
-            task, registration, ctx, job, time.monotonic() + self._options.lease_duration
-        )
+        self._running[task.lease_id] = _Running(task, registration, ctx, job, lease_until)
 
     async def _execute(self, task: pb.LeasedTask, registration: Registration, ctx: TaskContext) -> None:
         timeout = task.timeout.ToTimedelta().total_seconds() or None
+        entry = self._running.get(task.lease_id)
+        if entry is not None and _now() >= entry.lease_until:
+            # This process was frozen (or starved) between leasing the task and starting it: the
+            # lease may be gone and the task done by another worker. Never start stale work.
+            self._running.pop(task.lease_id, None)
+            if self._current_lease.get(task.task_id) == task.lease_id:
+                del self._current_lease[task.task_id]
+            self._slot_freed.set()
+            log.warning(
+                "task %s: its lease may have expired before it could start; not running it", task.task_id
+            )
+            return
         try:
             outcome = await run_handler(
                 registration, task.payload, ctx, timeout, self._executor, self._options.non_retryable
@@ -200,8 +216,8 @@ class WorkerRuntime:
             return
         if not outcome.succeeded:
             log.info("task %s (attempt %d) failed: %s", task.task_id, task.attempt, outcome.error)
-        lease_until = entry.lease_until if entry else time.monotonic()
-        self.reporter.submit(task, outcome, lease_until - time.monotonic())
+        lease_until = entry.lease_until if entry else _now()
+        self.reporter.submit(task, outcome, lease_until - _now())
 
     # -- heartbeats --------------------------------------------------------------------------
 
@@ -220,7 +236,7 @@ class WorkerRuntime:
             leases=[pb.LeaseRef(task_id=t.task_id, lease_id=t.lease_id) for t in leases],
             lease_duration=duration(self._options.lease_duration),
         )
-        sent_at = time.monotonic()
+        sent_at = _now()
         try:
             reply = await self._stub.Heartbeat(request, timeout=self._call_timeout)
         except grpc.RpcError as e:
