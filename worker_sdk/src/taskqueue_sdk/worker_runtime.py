@@ -40,7 +40,7 @@ class _Running:
     registration: Registration
     ctx: TaskContext
     job: asyncio.Task[None]
-    lease_until: float  # _now() by which the lease may run out: a lower bound, to be safe
+    lease_until: float  # _now() by which the lease runs out, as far as this worker can tell
     superseded: bool = False  # the server leased this task to us again: this lease is gone
 
 
@@ -125,7 +125,6 @@ class WorkerRuntime:
                 max_tasks=free,
                 wait=duration(wait),
             )
-            sent_at = _now()  # the leases cannot run out before sent_at + lease_duration
             call = asyncio.ensure_future(self._stub.Lease(request, timeout=wait + self._call_timeout))
             finished = await self._until_stopped(call)
             if finished is None:
@@ -135,6 +134,9 @@ class WorkerRuntime:
                 break
             try:
                 reply = finished.result()
+                # The server granted these leases just before answering (however long the call
+                # long-polled), so they run for about lease_duration from now.
+                received_at = _now()
             except grpc.RpcError as e:
                 delay = backoff.next_delay()
                 log.warning("lease failed (%s: %s); retrying in %.2fs", e.code().name, e.details(), delay)
@@ -145,7 +147,7 @@ class WorkerRuntime:
                 await self._release(list(reply.tasks))  # arrived as we stopped: not ours to run
                 break
             for task in reply.tasks:
-                self._start(task, sent_at + self._options.lease_duration)
+                self._start(task, received_at + self._options.lease_duration)
             if not reply.tasks and self._burst:
                 if not self._running:
                     break
