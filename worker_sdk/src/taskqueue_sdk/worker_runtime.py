@@ -105,7 +105,7 @@ class WorkerRuntime:
         return future if future.done() else None
 
     async def _lease_loop(self) -> None:
-        backoff = Backoff(base=0.1, cap=10.0)
+        backoff = Backoff(base=0.1, cap=3.0)  # short: a restarted server should see its workers soon
         while not self._stop.is_set():
             free = self._options.concurrency - len(self._running)
             if free <= 0:
