@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
 from pgserver._commands import POSTGRES_BIN_PATH  # type: ignore[import-untyped]
-from pgserver.utils import ensure_prefix_permissions, ensure_user_exists  # type: ignore[import-untyped]
+from pgserver.utils import (  # type: ignore[import-untyped]
+    ensure_folder_permissions,
+    ensure_prefix_permissions,
+    ensure_user_exists,
+)
 
 _SYSTEM_USER = "pgserver"
 
@@ -37,14 +42,24 @@ class Cluster:
             if check and done.returncode != 0:
                 raise RuntimeError(f"{args[0]} {' '.join(args[1:3])} failed; see {self.log}")
             return
-        subprocess.run(command, capture_output=True, text=True, check=check, timeout=120)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if check and done.returncode != 0:
+            raise RuntimeError(
+                f"{args[0]} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}"
+            )
 
     def init(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         self.sockets.mkdir(exist_ok=True)
         if self._as_other_user:
+            # As pgserver itself does: the postgres user must reach the binaries (inside a
+            # virtualenv that may sit in a 0700 folder) and the data folder.
             ensure_user_exists(_SYSTEM_USER)
             ensure_prefix_permissions(self.root)
+            ensure_prefix_permissions(POSTGRES_BIN_PATH)
+            readable = stat.S_IRGRP | stat.S_IROTH
+            ensure_folder_permissions(POSTGRES_BIN_PATH, readable | stat.S_IXGRP | stat.S_IXOTH)
+            ensure_folder_permissions(POSTGRES_BIN_PATH.parent / "lib", readable)
             shutil.chown(self.root, _SYSTEM_USER)
             shutil.chown(self.sockets, _SYSTEM_USER)
         self._run("initdb", "-D", str(self.data), "--auth=trust", "-U", "postgres", "--encoding=utf8")
