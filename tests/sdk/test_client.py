@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -105,3 +106,20 @@ def test_address_and_timeout_come_from_the_environment(
         assert client._async.settings.address == server.address
         assert client._async.settings.timeout == timedelta(seconds=3)
         assert client.get(client.enqueue("t")).status == "queued"
+
+
+def test_concurrent_enqueues_share_rpcs_yet_each_call_gets_its_own_answer(server: InProcessServer) -> None:
+    import asyncio
+
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        async with AsyncClient(server.address) as client:
+            good = [client.enqueue("t", {"n": n}) for n in range(200)]
+            bad = [client.enqueue("t", {"n": -1}, queue="no spaces allowed")]
+            outcomes = await asyncio.gather(*good, *bad, return_exceptions=True)
+            infos = [await client.get(i) for i in outcomes[:200]]
+            return list(outcomes), [i.payload for i in infos]
+
+    outcomes, payloads = asyncio.run(scenario())
+    assert payloads == [{"n": n} for n in range(200)]
+    assert isinstance(outcomes[200], InvalidRequest)
+    assert "tasks[0].queue 'no spaces allowed' contains whitespace" in str(outcomes[200])

@@ -18,6 +18,7 @@ from typing import Any, Self, TypeVar
 
 from taskqueue_proto.v1 import taskqueue_pb2 as pb
 from taskqueue_proto.v1 import taskqueue_pb2_grpc as pb_grpc
+from taskqueue_sdk.enqueue_coalescing import EnqueueCoalescer
 from taskqueue_sdk.errors import DeadlineExceeded, TaskCancelled, TaskFailed, TaskQueueError, error_for
 from taskqueue_sdk.messages import Seconds, TaskInfo, TaskSpec, task_info
 from taskqueue_sdk.settings import ConnectionSettings
@@ -49,6 +50,7 @@ class AsyncClient:
         self.settings = ConnectionSettings.resolve(address, tls=tls, tls_ca_file=tls_ca_file, timeout=timeout)
         self._channel = open_channel(self.settings)
         self._stub = pb_grpc.TaskQueueStub(self._channel)
+        self._coalescer = EnqueueCoalescer(self._send_enqueue)
 
     async def __aenter__(self) -> Self:
         return self
@@ -88,18 +90,23 @@ class AsyncClient:
         return result.task_id
 
     async def enqueue_many(self, specs: Iterable[TaskSpec]) -> list[EnqueueResult]:
-        """Enqueue many tasks in one call (at most 1000): one result per task, in order.
+        """Enqueue many tasks (at most 1000): one result per task, in order.
 
-        Retried on UNAVAILABLE, so without idempotency keys a retry after a lost answer can
-        enqueue a task twice (at-least-once); with keys it cannot."""
-        request = pb.EnqueueRequest(tasks=[s.to_proto() for s in specs])
-        reply = await call_with_retry(lambda t: self._stub.Enqueue(request, timeout=t), self.settings)
+        Concurrent calls share RPCs (see enqueue_coalescing). Retried on UNAVAILABLE, so without
+        idempotency keys a retry after a lost answer can enqueue a task twice (at-least-once);
+        with keys it cannot."""
+        replies = await self._coalescer.enqueue([s.to_proto() for s in specs])
         return [
             EnqueueResult(
                 r.task_id, r.created, error_for(r.status.code, r.status.message) if r.status.code else None
             )
-            for r in reply.results
+            for r in replies
         ]
+
+    async def _send_enqueue(self, tasks: list[pb.NewTask]) -> list[pb.EnqueueResult]:
+        request = pb.EnqueueRequest(tasks=tasks)
+        reply = await call_with_retry(lambda t: self._stub.Enqueue(request, timeout=t), self.settings)
+        return list(reply.results)
 
     async def get(self, task_id: str) -> TaskInfo:
         request = pb.GetTaskRequest(task_id=task_id)
