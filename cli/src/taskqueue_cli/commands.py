@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+from google.protobuf.duration_pb2 import Duration
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from taskqueue_cli import exit_codes
 from taskqueue_cli.connection import Server
@@ -266,9 +268,6 @@ def _payload(args: argparse.Namespace) -> bytes | None:
 
 
 def enqueue(server: Server, args: argparse.Namespace) -> int:
-    from google.protobuf.duration_pb2 import Duration
-    from google.protobuf.timestamp_pb2 import Timestamp
-
     payload = _payload(args)
     if payload is None:
         return exit_codes.USAGE
@@ -292,11 +291,7 @@ def enqueue(server: Server, args: argparse.Namespace) -> int:
     [result] = server.tasks.Enqueue(pb.EnqueueRequest(tasks=[task]), timeout=server.timeout).results
     if result.status.code != 0:
         print(f"taskq: error: {result.status.message}", file=sys.stderr)
-        return (
-            exit_codes.for_status(grpc.StatusCode.ALREADY_EXISTS)
-            if result.status.code == 6
-            else exit_codes.ERROR
-        )
+        return exit_codes.for_status(result.status.code)
     if args.json:
         print_json({"task_id": result.task_id, "created": result.created})
     else:

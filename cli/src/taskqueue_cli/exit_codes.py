@@ -27,5 +27,11 @@ _BY_STATUS = {
 }
 
 
-def for_status(code: grpc.StatusCode) -> int:
+_BY_NUMBER = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def for_status(code: grpc.StatusCode | int) -> int:
+    """The exit code for a call's status, or for one item's status number in a batch answer."""
+    if isinstance(code, int):
+        code = _BY_NUMBER.get(code, grpc.StatusCode.UNKNOWN)
     return _BY_STATUS.get(code, ERROR)

@@ -117,7 +117,7 @@ class TaskInfo:
 
 
 def _time(msg: Any, name: str) -> datetime | None:
-    return msg.__getattribute__(name).ToDatetime(UTC) if msg.HasField(name) else None
+    return getattr(msg, name).ToDatetime(UTC) if msg.HasField(name) else None
 
 
 def task_info(t: pb.Task) -> TaskInfo:
